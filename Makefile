@@ -1,0 +1,57 @@
+# Reference server implementations: one contract, every stack proven byte-identical, then benchmarked.
+# Stacks are discovered (every */stack.toml); nothing here lists them.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+STACK ?=
+VENV := $(CURDIR)/.venv
+PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
+HARNESS := $(PY) -m harness
+
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo "  (STACK=name[,name] limits build/verify/list to some stacks; run needs one)"
+
+$(VENV)/.installed: loadtest/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r loadtest/requirements.txt
+	touch $@
+
+setup: $(VENV)/.installed ## install Debian packages, the harness venv, and each stack's own setup step
+	$(HARNESS) setup
+
+services-up: setup ## start Redis, MariaDB, memcached on loopback and seed them (no-op when up)
+	$(HARNESS) services-up
+
+services-down: $(VENV)/.installed ## stop the services this project started
+	$(HARNESS) services-down
+
+services-status: $(VENV)/.installed ## show the services' state
+	$(HARNESS) services-status
+
+list: $(VENV)/.installed ## the discovered stacks, and whether each is available here (and why not)
+	$(HARNESS) list --stack "$(STACK)"
+
+build: setup ## build stacks (STACK=x for one)
+	$(HARNESS) build --stack "$(STACK)"
+
+verify: services-up ## build, start and prove stacks against the whole contract (STACK=x for one)
+	$(HARNESS) verify --stack "$(STACK)"
+
+run: services-up ## run one stack in the foreground: make run STACK=x
+	@test -n "$(STACK)" || { echo "usage: make run STACK=<name> (see make list)"; exit 2; }
+	$(HARNESS) run --stack "$(STACK)"
+
+test: setup ## everything CI proves: services, verify every available stack, harness tests
+	$(HARNESS) test
+
+bench-all: ## the side-by-side benchmark (not built yet: see README)
+	@echo "make bench-all is not implemented yet: the benchmark arrives with its own issue." >&2
+	@echo "Until then, 'make verify' proves every stack against the contract." >&2
+	@exit 1
+
+clean: services-down ## stop services and remove run state (.run/)
+	rm -rf .run

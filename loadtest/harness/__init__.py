@@ -1,0 +1,1 @@
+"""The load-test harness: backing services, stack discovery, the contract verifier."""

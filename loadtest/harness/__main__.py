@@ -1,0 +1,131 @@
+"""Command line of the harness: `python -m harness <command>` (the Makefile's targets call these)."""
+import argparse
+import subprocess
+import sys
+
+from . import provision, services, stacks, verify
+from .config import ROOT, SERVICES
+
+
+def cmd_services_up(args) -> int:
+    services.up()
+    return 0
+
+
+def cmd_services_down(args) -> int:
+    services.down()
+    return 0
+
+
+def cmd_services_status(args) -> int:
+    for name in SERVICES:
+        print(f"{name:9} {services.status(name)}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    for s in stacks.select(args.stack):
+        reason = s.unavailable_reason()
+        state = "available" if reason is None else f"unavailable: {reason}"
+        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {state}")
+    return 0
+
+
+def _available(selected):
+    ready = []
+    for s in selected:
+        reason = s.unavailable_reason()
+        if reason is None:
+            ready.append(s)
+        else:
+            print(f"*** {s.name}: unavailable: {reason} -- SKIPPED ***", file=sys.stderr)
+    return ready
+
+
+def cmd_build(args) -> int:
+    failed = []
+    for s in _available(stacks.select(args.stack)):
+        print(f"{s.name}: building ...", flush=True)
+        try:
+            stacks.build(s)
+            print(f"{s.name}: built")
+        except stacks.StackError as e:
+            print(e, file=sys.stderr)
+            failed.append(s.name)
+    if failed:
+        print(f"build failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_verify(args) -> int:
+    selected = stacks.select(args.stack)
+    ok = verify.verify_all(_available(selected), build_first=not args.no_build)
+    return 0 if ok else 1
+
+
+def cmd_run(args) -> int:
+    (stack,) = stacks.select(args.stack)
+    reason = stack.unavailable_reason()
+    if reason:
+        print(f"{stack.name}: unavailable: {reason}", file=sys.stderr)
+        return 1
+    with stacks.start(stack) as running:
+        print(f"{stack.name} is serving {stack.url} (pid {running.pid}, log {running.log}); Ctrl-C stops it")
+        try:
+            running.proc.wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def cmd_test(args) -> int:
+    """Everything `make test` proves, stopping afterwards only the services it started itself."""
+    started = services.up()
+    try:
+        verified = verify.verify_all(_available(stacks.discover()), build_first=True)
+        print("\n== harness tests (pytest, against the real services)", flush=True)
+        tests = subprocess.run([sys.executable, "-m", "pytest", "-q", str(ROOT / "loadtest" / "tests")],
+                               cwd=ROOT / "loadtest").returncode
+    finally:
+        services.up()
+        services.down(started)
+    if not verified:
+        print("make test: verification FAILED", file=sys.stderr)
+    return 0 if verified and tests == 0 else 1
+
+
+def cmd_setup(args) -> int:
+    return provision.setup(stacks.discover())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="harness", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, fn, helptext in [
+        ("setup", cmd_setup, "install what the harness and the stacks need"),
+        ("services-up", cmd_services_up, "start and seed Redis, MariaDB, memcached"),
+        ("services-down", cmd_services_down, "stop the services this project started"),
+        ("services-status", cmd_services_status, "show the services' state"),
+        ("list", cmd_list, "list the discovered stacks and whether each is available here"),
+        ("build", cmd_build, "build stacks"),
+        ("verify", cmd_verify, "prove stacks answer the contract byte for byte"),
+        ("run", cmd_run, "run one stack in the foreground"),
+        ("test", cmd_test, "services up, verify every available stack, run the harness tests"),
+    ]:
+        p = sub.add_parser(name, help=helptext)
+        p.set_defaults(fn=fn)
+        if name in ("list", "build", "verify", "run"):
+            p.add_argument("--stack", default=None, required=name == "run",
+                           help="stack name(s), comma-separated (default: all)")
+        if name == "verify":
+            p.add_argument("--no-build", action="store_true", help="use the stacks as already built")
+    args = parser.parse_args(argv)
+    try:
+        return args.fn(args)
+    except (services.ServiceError, stacks.StackError, stacks.ManifestError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""Stacks are found, never listed: every top-level directory with a stack.toml is one.
+
+The manifest says what the stack is, what it needs, how to build it and how to run it in the
+foreground. See README.md ("Adding a stack") for the fields.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import tomllib
+from dataclasses import dataclass, field
+
+from . import toolchains
+from .config import LOG_DIR, ROOT, RUN_DIR, settings
+
+MANIFEST = "stack.toml"
+REQUIRED = {"name": str, "language": str, "framework": str, "port": int, "build": str, "run": str}
+OPTIONAL = {"description": str, "requires": list, "apt": list, "setup": str, "check": str,
+            "ready_timeout": int, "toolchain": dict, "versions": str}
+STOP_TIMEOUT = 15.0
+
+
+class ManifestError(ValueError):
+    pass
+
+
+class StackError(RuntimeError):
+    pass
+
+
+@dataclass
+class Stack:
+    name: str
+    dir: os.PathLike
+    language: str
+    framework: str
+    port: int
+    build: str
+    run: str
+    description: str = ""
+    requires: list = field(default_factory=list)
+    apt: list = field(default_factory=list)
+    setup: str = ""
+    check: str = ""
+    ready_timeout: int = 60
+    toolchain: dict = field(default_factory=dict)
+    versions: str = ""
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def host(self) -> str:
+        return settings()["HOST"]
+
+    @property
+    def run_dir(self):
+        d = RUN_DIR / "stacks" / self.name
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(settings())
+        env.update(PORT=str(self.port), STACK_NAME=self.name, RUN_DIR=str(self.run_dir))
+        env.update(toolchains.environment(self.toolchain))
+        return env
+
+    def unavailable_reason(self) -> str | None:
+        """None when this machine can build and run the stack, else why not."""
+        for cmd in self.requires:
+            if not shutil.which(cmd):
+                return f"{cmd} not found on PATH"
+        try:
+            toolchains.environment(self.toolchain)
+        except toolchains.ToolchainError as e:
+            return str(e)
+        if self.check:
+            proc = subprocess.run(["bash", "-c", self.check], cwd=self.dir, env=self.env(), text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            if proc.returncode != 0:
+                lines = [line for line in proc.stdout.splitlines() if line.strip()]
+                return lines[-1].strip() if lines else f"check exited with {proc.returncode}"
+        return None
+
+
+def parse(path) -> Stack:
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ManifestError(f"{path}: not valid TOML: {e}") from None
+    problems = []
+    for key, kind in REQUIRED.items():
+        if key not in data:
+            problems.append(f"missing required field '{key}'")
+        elif not isinstance(data[key], kind):
+            problems.append(f"'{key}' must be a {kind.__name__}")
+    for key, value in data.items():
+        if key not in REQUIRED and key not in OPTIONAL:
+            problems.append(f"unknown field '{key}' (known: {', '.join([*REQUIRED, *OPTIONAL])})")
+        elif key in OPTIONAL and not isinstance(value, OPTIONAL[key]):
+            problems.append(f"'{key}' must be a {OPTIONAL[key].__name__}")
+    if not problems and data["name"] != path.parent.name:
+        problems.append(f"name '{data['name']}' must equal the directory name '{path.parent.name}'")
+    if not problems and not 1024 <= data["port"] <= 65535:
+        problems.append(f"port {data['port']} must be between 1024 and 65535")
+    if problems:
+        raise ManifestError(f"{path}: " + "; ".join(problems))
+    return Stack(dir=path.parent, **data)
+
+
+def discover(root=ROOT) -> list[Stack]:
+    stacks = [parse(p) for p in sorted(root.glob(f"*/{MANIFEST}"))]
+    seen: dict[int, str] = {}
+    for s in stacks:
+        if s.port in seen:
+            raise ManifestError(f"{s.name} and {seen[s.port]} both claim port {s.port}")
+        seen[s.port] = s.name
+    return stacks
+
+
+def select(name: str | None) -> list[Stack]:
+    stacks = discover()
+    if not name:
+        return stacks
+    wanted = [n for n in name.replace(",", " ").split() if n]
+    by_name = {s.name: s for s in stacks}
+    missing = [n for n in wanted if n not in by_name]
+    if missing:
+        raise StackError(f"no such stack: {', '.join(missing)} (found: {', '.join(by_name) or 'none'})")
+    return [by_name[n] for n in wanted]
+
+
+def _log(stack: Stack, what: str):
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    return LOG_DIR / f"{stack.name}-{what}.log"
+
+
+def build(stack: Stack) -> None:
+    log = _log(stack, "build")
+    with open(log, "w") as out:
+        proc = subprocess.run(["bash", "-c", stack.build], cwd=stack.dir, env=stack.env(),
+                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise StackError(f"{stack.name}: build failed (exit {proc.returncode}); last lines of {log}:\n{_tail(log)}")
+
+
+def _tail(path, lines: int = 25) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _listening(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.3):
+            return True
+    except OSError:
+        return False
+
+
+class Running:
+    """A stack started in the foreground as its own process group; stop() ends the whole group."""
+
+    def __init__(self, stack: Stack, proc: subprocess.Popen, log):
+        self.stack, self.proc, self.log = stack, proc, log
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+        # Children may outlive the group leader (a master that forked workers): end them too.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def start(stack: Stack) -> Running:
+    if _listening(stack.host, stack.port):
+        raise StackError(f"{stack.name}: port {stack.port} is already in use; stop whatever listens there")
+    log = _log(stack, "run")
+    out = open(log, "w")
+    proc = subprocess.Popen(["bash", "-c", stack.run], cwd=stack.dir, env=stack.env(), stdout=out,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    out.close()
+    running = Running(stack, proc, log)
+    try:
+        _wait_ready(running)
+    except BaseException:
+        running.stop()
+        raise
+    return running
+
+
+def _wait_ready(running: Running) -> None:
+    """Ready means GET /hello answers 200, not merely that the port accepts."""
+    stack = running.stack
+    deadline = time.monotonic() + stack.ready_timeout
+    request = f"GET /hello HTTP/1.1\r\nHost: {stack.host}\r\nConnection: close\r\n\r\n".encode()
+    while time.monotonic() < deadline:
+        if not running.alive():
+            raise StackError(f"{stack.name}: exited with code {running.proc.returncode} while starting; "
+                             f"last lines of {running.log}:\n{_tail(running.log)}")
+        try:
+            with socket.create_connection((stack.host, stack.port), timeout=1) as sock:
+                sock.sendall(request)
+                if sock.recv(16).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise StackError(f"{stack.name}: GET /hello did not answer 200 within {stack.ready_timeout}s; "
+                     f"last lines of {running.log}:\n{_tail(running.log)}")

@@ -1,0 +1,71 @@
+"""Every verifier check passes against a correct stack and fails against the fault it guards against."""
+import functools
+
+import pytest
+
+from brokenproxy import BrokenProxy
+from harness import verify
+
+only = functools.partial  # readability: a check narrowed to one backend
+
+
+def run(target, proxy_fault, check):
+    with BrokenProxy((target.host, target.port), proxy_fault) as proxy:
+        proxied = verify.Target(target.name, "127.0.0.1", proxy.port, target.services)
+        return check(proxied)
+
+
+CHECKS = {
+    "cases": verify.check_cases,
+    "no_caching": verify.check_no_caching,
+    "date": verify.check_date,
+    "keep_alive": verify.check_keep_alive,
+    "pipelining": verify.check_pipelining,
+    "http10": verify.check_http10,
+    "connection_close": verify.check_connection_close,
+    "concurrency": verify.check_concurrency,
+    "outage_redis": only(verify.check_outages, names=("redis",)),
+}
+
+# fault -> the check that must catch it (and, where it matters, which of its results)
+CAUGHT_BY = [
+    ("escaped_slash", "cases", "golden responses"),
+    ("extra_header", "cases", "golden responses"),
+    ("no_date", "cases", "golden responses"),
+    ("no_date", "date", None),
+    ("frozen_date", "date", None),
+    ("wrong_server", "cases", "golden responses"),
+    ("chunked", "cases", "golden responses"),
+    ("head_body", "cases", "golden responses"),
+    ("double_read", "cases", "backend reads (one per data request, none for errors)"),
+    ("read_on_400", "cases", "backend reads (one per data request, none for errors)"),
+    ("cache", "no_caching", None),
+    ("close_always", "keep_alive", None),
+    ("no_pipelining", "pipelining", None),
+    ("http10_keep_open", "http10", None),
+    ("ignore_close", "connection_close", None),
+    ("crossed", "concurrency", None),
+    ("slow_503", "outage_redis", None),
+    ("503_as_500", "outage_redis", None),
+]
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_every_check_passes_through_a_faithful_proxy(target, check):
+    results = run(target, "none", CHECKS[check])
+    assert results and all(c.ok for c in results), [(c.name, c.detail) for c in results if not c.ok]
+
+
+@pytest.mark.parametrize("fault, check, result", CAUGHT_BY, ids=[f"{f}-{c}" for f, c, _ in CAUGHT_BY])
+def test_each_fault_is_caught(target, fault, check, result):
+    results = run(target, fault, CHECKS[check])
+    failed = [c for c in results if not c.ok]
+    assert failed, f"{check} did not notice: {fault}"
+    if result:
+        assert result in [c.name for c in failed], [(c.name, c.detail) for c in failed]
+
+
+def test_a_failed_case_shows_which_bytes(target):
+    (golden, _) = run(target, "escaped_slash", verify.check_cases)
+    assert "bodies differ at byte" in golden.detail
+    assert "a\\\\/b" in golden.detail or "\\\\/" in golden.detail, golden.detail
