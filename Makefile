@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all clean
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench report clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,10 +48,16 @@ run: services-up ## run one stack in the foreground: make run STACK=x
 test: setup ## everything CI proves: services, verify every available stack, harness tests
 	$(HARNESS) test
 
-bench-all: ## the side-by-side benchmark (not built yet: see README)
-	@echo "make bench-all is not implemented yet: the benchmark arrives with its own issue." >&2
-	@echo "Until then, 'make verify' proves every stack against the contract." >&2
-	@exit 1
+bench-all: setup ## build, verify and benchmark every available stack -> results/latest/report.html (QUICK=1: fast pass)
+	$(HARNESS) bench
+
+bench: setup ## one slice: make bench STACK=x [ENDPOINT=hello,redis] [QUICK=1]
+	@test -n "$(STACK)" || { echo "usage: make bench STACK=<name> [ENDPOINT=<endpoint>] [QUICK=1] (see make list)"; exit 2; }
+	$(HARNESS) bench
+
+RESULTS ?= results/latest
+report: $(VENV)/.installed ## re-render report.md and report.html from a results.json (RESULTS=dir, default results/latest)
+	$(HARNESS) report "$(RESULTS)"
 
 clean: services-down ## stop services and remove run state (.run/)
 	rm -rf .run

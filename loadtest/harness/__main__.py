@@ -94,6 +94,20 @@ def cmd_test(args) -> int:
     return 0 if verified and tests == 0 else 1
 
 
+def cmd_bench(args) -> int:
+    from .bench import cpus, run, settings
+    cfg = settings.Settings.from_env()
+    selected = stacks.select(cfg.stacks or None)
+    return 0 if run.Bench(cfg, cpus.Layout.from_env()).run(selected) else 1
+
+
+def cmd_report(args) -> int:
+    from .bench import run
+    out = run.render(args.results)
+    print(f"rendered {out / 'report.md'} and {out / 'report.html'}")
+    return 0
+
+
 def cmd_setup(args) -> int:
     return provision.setup(stacks.discover())
 
@@ -111,12 +125,17 @@ def main(argv=None) -> int:
         ("verify", cmd_verify, "prove stacks answer the contract byte for byte"),
         ("run", cmd_run, "run one stack in the foreground"),
         ("test", cmd_test, "services up, verify every available stack, run the harness tests"),
+        ("bench", cmd_bench, "benchmark stacks (settings from the environment: see README)"),
+        ("report", cmd_report, "render report.md and report.html from a results.json"),
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
         if name in ("list", "build", "verify", "run"):
             p.add_argument("--stack", default=None, required=name == "run",
                            help="stack name(s), comma-separated (default: all)")
+        if name == "report":
+            p.add_argument("results", nargs="?", default=str(ROOT / "results" / "latest"),
+                           help="a results directory or results.json (default: results/latest)")
         if name == "verify":
             p.add_argument("--no-build", action="store_true", help="use the stacks as already built")
     args = parser.parse_args(argv)

@@ -6,8 +6,12 @@ import sys
 
 from .toolchains import ToolchainError
 
-# The harness's own needs: the three backends and the closed-loop load generator.
-HARNESS_APT = ["redis-server", "mariadb-server", "memcached", "wrk"]
+# The harness's own needs: the three backends, the closed-loop load generator, and the benchmark's
+# ceilings (nginx for /hello; redis-benchmark comes with redis-server, mysqlslap with mariadb-server;
+# sysbench for the SELECT, memcslap from libmemcached-tools for memcached).
+HARNESS_APT = ["redis-server", "mariadb-server", "memcached", "wrk", "nginx", "sysbench", "libmemcached-tools"]
+# The open-loop, coordinated-omission-correcting generator. Not in Debian bookworm: built with cargo.
+OHA_VERSION = "1.16.0"
 
 
 def _installed(package: str) -> bool:
@@ -29,8 +33,29 @@ def apt_install(packages: list[str]) -> None:
     subprocess.run(sudo + ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], check=True, env=env)
 
 
+def install_oha() -> None:
+    """oha for the benchmark's open-loop runs; building it takes minutes, so only when missing."""
+    from .bench import loadgen_oha
+    found = loadgen_oha.binary()
+    if found:
+        version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout.strip()
+        if OHA_VERSION in version:
+            print(f"oha: {found} ({version})")
+            return
+    cargo = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
+    if not os.path.exists(cargo):
+        print(f"*** oha {OHA_VERSION} is missing and there is no cargo to build it: the benchmark's open-loop runs "
+              f"will be skipped. Install Rust (https://rustup.rs) and run `make setup` again. ***", file=sys.stderr)
+        return
+    print(f"oha: building {OHA_VERSION} with cargo (several minutes, once) ...", flush=True)
+    proc = subprocess.run([cargo, "install", "--locked", "oha", "--version", OHA_VERSION])
+    if proc.returncode != 0:
+        print(f"*** cargo install oha failed (exit {proc.returncode}): open-loop runs will be skipped ***", file=sys.stderr)
+
+
 def setup(stacks) -> int:
     apt_install(HARNESS_APT + [p for s in stacks for p in s.apt])
+    install_oha()
     for s in stacks:
         if not s.setup:
             continue

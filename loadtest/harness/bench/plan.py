@@ -1,0 +1,66 @@
+"""The time budget, computed from the settings before anything runs, and the progress line with an ETA.
+
+Estimates are the planned load seconds plus measured-order overheads (tool start-up, a stack's
+start and verification); the run prints the estimate first so a user can trade time for
+precision before waiting (see README: DURATION, CONCURRENCY, REPEATS, QUICK).
+"""
+import time
+
+from .settings import DATA_ENDPOINTS, Settings
+
+TOOL_OVERHEAD_S = 0.6      # process start, connection set-up, parsing
+VERIFY_S = 45.0            # verify_stack on 2 cores, outage checks included (measured: node-cluster)
+START_S = 8.0              # start + primer for one stack
+
+
+def endpoint_seconds(s: Settings) -> float:
+    closed = (len(s.concurrency) + max(0, s.repeats - 1)) * (s.duration + TOOL_OVERHEAD_S)
+    return closed + len(s.open_rates) * (s.open_duration + TOOL_OVERHEAD_S)
+
+
+def warmup_seconds(s: Settings) -> float:
+    return (s.warmup_min + s.warmup_max) / 2
+
+
+def stack_seconds(s: Settings) -> float:
+    return VERIFY_S + START_S + warmup_seconds(s) + len(s.endpoints) * endpoint_seconds(s)
+
+
+def calibration_seconds(s: Settings) -> float:
+    if not s.calibrate:
+        return 0.0
+    total = 0.0
+    if "hello" in s.endpoints:
+        total += len(s.concurrency) * (s.calibration_duration + TOOL_OVERHEAD_S) + 1
+    data = [e for e in s.endpoints if e in DATA_ENDPOINTS]
+    # redis-benchmark and memcslap add a short probe run each.
+    total += len(data) * len(s.concurrency) * (s.calibration_duration + 2 * TOOL_OVERHEAD_S + 0.5)
+    return total
+
+
+def estimate(s: Settings, stacks: int) -> dict:
+    return {"stacks": stacks, "per_stack_s": round(stack_seconds(s)), "calibration_s": round(calibration_seconds(s)),
+            "total_s": round(calibration_seconds(s) + stacks * stack_seconds(s))}
+
+
+def fmt(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+class Progress:
+    """Prints one line per step with the elapsed time and an ETA scaled by how the run is tracking its plan."""
+
+    def __init__(self, planned_total: float, out=print):
+        self.planned_total = max(1.0, planned_total)
+        self.planned_done = 0.0
+        self.t0 = time.monotonic()
+        self.out = out
+
+    def step(self, planned_s: float, message: str) -> None:
+        self.planned_done += planned_s
+        elapsed = time.monotonic() - self.t0
+        pace = elapsed / self.planned_done if self.planned_done else 1.0
+        remaining = max(0.0, self.planned_total - self.planned_done) * pace
+        pct = min(100, int(100 * self.planned_done / self.planned_total))
+        self.out(f"[{fmt(elapsed)} {pct:3d}% ETA {fmt(remaining)}] {message}", flush=True)

@@ -1,0 +1,146 @@
+"""What /proc says about CPU time and memory: of a process tree, of known processes, of the machine.
+
+Everything here reads /proc directly: one open() per process per sample, so the sampler's own
+cost stays small (it is measured and reported as the harness's CPU share).
+"""
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            raw = f.read()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # comm may contain spaces and parentheses: split after the last ')'.
+    return raw[raw.rindex(")") + 2:].split()
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of one live process (all its threads), in seconds; 0 when it is gone."""
+    f = _stat_fields(pid)
+    if f is None:
+        return 0.0
+    # fields after comm: state(0) ppid(1) pgrp(2) session(3) ... utime(11) stime(12)
+    return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def _all_pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def tree(root: int) -> list[int]:
+    """The root, every process in its session (the stack runs as its own session), and every descendant.
+
+    The session catches workers whose parent already exited; the parent links catch a child
+    that called setsid() itself.
+    """
+    parents, sessions = {}, {}
+    for pid in _all_pids():
+        f = _stat_fields(pid)
+        if f is not None:
+            parents[pid], sessions[pid] = int(f[1]), int(f[3])
+    members = {root} if root in parents else set()
+    members |= {p for p, s in sessions.items() if s == root}
+    changed = True
+    while changed:
+        children = {p for p, pp in parents.items() if pp in members and p not in members}
+        members |= children
+        changed = bool(children)
+    return sorted(members)
+
+
+def tree_cpu_seconds(root: int) -> float:
+    return sum(cpu_seconds(p) for p in tree(root))
+
+
+def memory_bytes(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process. PSS splits shared pages among the processes sharing them, so a
+    pre-forked tree is not counted once per worker; RSS is what `ps` shows."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return rss, pss
+
+
+def machine_jiffies() -> tuple[int, int, dict[int, tuple[int, int]]]:
+    """(busy, total) over all CPUs and per CPU, from /proc/stat; busy excludes idle and iowait."""
+    per = {}
+    busy_all = total_all = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            if not line.startswith("cpu"):
+                break
+            name, *vals = line.split()
+            vals = [int(v) for v in vals[:8]]  # user nice system idle iowait irq softirq steal
+            total = sum(vals)
+            busy = total - vals[3] - vals[4]
+            if name == "cpu":
+                busy_all, total_all = busy, total
+            else:
+                per[int(name[3:])] = (busy, total)
+    return busy_all, total_all, per
+
+
+@dataclass
+class MemorySampler:
+    """Samples the tree's summed RSS/PSS every `interval` seconds in a thread, until stop()."""
+    root: int
+    interval: float = 0.5
+    samples: list = field(default_factory=list)  # (t, rss, pss)
+
+    def __post_init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        t0 = time.monotonic()
+        pids = tree(self.root)
+        n = 0
+        while not self._stop.is_set():
+            if n % 10 == 0:  # re-walk the tree now and then: cheap enough, and catches late forks
+                pids = tree(self.root)
+            rss = pss = 0
+            for p in pids:
+                r, s = memory_bytes(p)
+                rss, pss = rss + r, pss + s
+            self.samples.append((round(time.monotonic() - t0, 2), rss, pss))
+            n += 1
+            self._stop.wait(self.interval)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return summarize_memory(self.samples)
+
+
+def summarize_memory(samples) -> dict:
+    """Peak over the run, and steady = the median of the second half (after start-up growth)."""
+    if not samples:
+        return {"peak_rss_bytes": None, "steady_rss_bytes": None, "peak_pss_bytes": None,
+                "steady_pss_bytes": None, "samples": 0}
+    half = samples[len(samples) // 2:]
+
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+    return {"peak_rss_bytes": max(s[1] for s in samples), "steady_rss_bytes": median([s[1] for s in half]),
+            "peak_pss_bytes": max(s[2] for s in samples), "steady_pss_bytes": median([s[2] for s in half]),
+            "samples": len(samples)}

@@ -1,0 +1,173 @@
+"""report.md (and the terminal's summary table) from results.json: tables per endpoint, stacks side by side."""
+from . import results
+
+FLAG_MEANING = {
+    "generator-saturated": "the load generator used more than its threshold of its CPUs: the number is the client's limit, not the server's",
+    "disturbed": "other work on the machine (foreign CPU) exceeded its threshold during the run: the number is not trustworthy",
+}
+
+
+def fmt_rps(v) -> str:
+    return "–" if v is None else f"{v:,.0f}"
+
+
+def fmt_ms(v) -> str:
+    return "–" if v is None else (f"{v:.2f}" if v < 100 else f"{v:,.0f}")
+
+
+def fmt_pct(v) -> str:
+    return "–" if v is None else f"{v:.0%}"
+
+
+def fmt_mib(v) -> str:
+    return "–" if v is None else f"{v / 2**20:,.0f}"
+
+
+def benchmarked(doc) -> list[dict]:
+    return [s for s in doc["stacks"] if s.get("endpoints")]
+
+
+def endpoints(doc) -> list[str]:
+    return doc["settings"]["endpoints"]
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def memory_of(ep: dict) -> tuple:
+    runs = ep["sweep"] + ep["repeats"] + ep["open_loop"]
+    peaks = [r["stats"]["memory"]["peak_rss_bytes"] for r in runs if r.get("stats", {}).get("memory", {}).get("peak_rss_bytes")]
+    headline_c = ep["headline"]["connections"]
+    steady = [r["stats"]["memory"]["steady_rss_bytes"] for r in ep["sweep"] + ep["repeats"]
+              if r["connections"] == headline_c and r.get("stats", {}).get("memory", {}).get("steady_rss_bytes")]
+    return (max(peaks) if peaks else None, sorted(steady)[len(steady) // 2] if steady else None)
+
+
+def endpoint_rows(doc, endpoint: str) -> list[list[str]]:
+    rows = []
+    rates = doc["settings"]["open_rates"]
+    for s in benchmarked(doc):
+        ep = s["endpoints"].get(endpoint)
+        if not ep:
+            continue
+        h = ep["headline"]
+        t = h["throughput_rps"]
+        ceiling = results.ceiling_for(doc, endpoint, h["connections"])
+        peak_mem, steady_mem = memory_of(ep)
+        opens = []
+        for frac in rates:
+            run = next((r for r in ep["open_loop"] if r.get("fraction_of_peak") == frac and r.get("latency_ms")), None)
+            opens.append(fmt_ms(run["latency_ms"]["p99"]) if run else "–")
+        spread = f" (±{t['spread_pct'] / 2:.0f}%, n={t['n']})" if t["n"] > 1 and t["spread_pct"] is not None else ""
+        best = next(r for r in ep["sweep"] if r["connections"] == h["connections"])
+        errors = sum(sum((r.get("errors") or {}).values()) for r in ep["sweep"] + ep["repeats"])
+        rows.append([s["name"], fmt_rps(t["median"]) + spread, h["connections"], ep["knee_connections"],
+                     fmt_pct(results.ratio(t["median"], ceiling)), fmt_ms(best["latency_ms"]["p99"]) if best.get("latency_ms") else "–",
+                     *opens, fmt_rps(h["cpu_us_per_request"]["median"]), fmt_mib(peak_mem), fmt_mib(steady_mem),
+                     f"{errors:,}", ", ".join(h["flags"]) or "ok"])
+    return rows
+
+
+def endpoint_header(doc) -> list[str]:
+    return (["stack", "req/s (median)", "at conns", "knee", "of ceiling", "closed p99 ms"]
+            + [f"open {r:.0%} p99 ms" for r in doc["settings"]["open_rates"]]
+            + ["CPU µs/req", "peak RSS MiB", "steady RSS MiB", "errors", "flags"])
+
+
+def sweep_rows(doc, endpoint: str) -> list[list[str]]:
+    rows = []
+    levels = doc["settings"]["concurrency"]
+    ceil = [results.ceiling_for(doc, endpoint, c) for c in levels]
+    if any(ceil):
+        rows.append(["*ceiling*"] + [fmt_rps(v) for v in ceil])
+    for s in benchmarked(doc):
+        ep = s["endpoints"].get(endpoint)
+        if ep:
+            by_c = {r["connections"]: r.get("throughput_rps") for r in ep["sweep"]}
+            rows.append([s["name"]] + [fmt_rps(by_c.get(c)) + (" ◆" if c == ep["knee_connections"] else "")
+                                       for c in levels])
+    return rows
+
+
+def harness_cpu(doc) -> dict:
+    shares = [r["stats"]["harness_cpu_share"] for s in benchmarked(doc) for ep in s["endpoints"].values()
+              for r in ep["sweep"] + ep["repeats"] + ep["open_loop"] if r.get("stats", {}).get("harness_cpu_share") is not None]
+    foreign = [r["stats"]["foreign_cpu_share"] for s in benchmarked(doc) for ep in s["endpoints"].values()
+               for r in ep["sweep"] + ep["repeats"] + ep["open_loop"] if r.get("stats", {}).get("foreign_cpu_share") is not None]
+    gen = [r["stats"]["generator_cpu_share"] for s in benchmarked(doc) for ep in s["endpoints"].values()
+           for r in ep["sweep"] + ep["repeats"] + ep["open_loop"] if r.get("stats", {}).get("generator_cpu_share") is not None]
+    return {"harness_max": max(shares) if shares else None,
+            "harness_median": sorted(shares)[len(shares) // 2] if shares else None,
+            "foreign_median": sorted(foreign)[len(foreign) // 2] if foreign else None,
+            "foreign_max": max(foreign) if foreign else None,
+            "generator_max": max(gen) if gen else None}
+
+
+def render(doc) -> str:
+    m, s, lay = doc["machine"], doc["settings"], doc["cpu_layout"]
+    h = harness_cpu(doc)
+    out = [f"# Benchmark report, {doc['started']}", ""]
+    if not doc.get("complete"):
+        out += ["**This run did not complete**: what follows is what it finished.", ""]
+    out += [
+        f"- machine: {m['cpu_model']}, {m['cpus']} CPUs, {m['memory_bytes'] / 2**30:.1f} GiB, {m['os']}, kernel {m['kernel']}",
+        f"- commit: `{doc['git']['commit']}`{' (with uncommitted changes)' if doc['git']['dirty'] else ''} on {doc['git']['branch']}",
+        f"- CPU layout ({lay['source']}): server `{lay['server']}`, load generator `{lay['loadgen']}`, backends `{lay['backends']}`",
+        f"- settings: {'QUICK pass, ' if s['quick'] else ''}concurrency {s['concurrency']}, {s['duration']:g} s per level, "
+        f"{s['repeats']} run(s) of the best level (median), open loop at {', '.join(f'{r:.0%}' for r in s['open_rates']) or 'none'} "
+        f"of it for {s['open_duration']:g} s, warm-up {s['warmup_min']:g}–{s['warmup_max']:g} s",
+        f"- limits: nofile {doc['limits']['nofile_soft']}, somaxconn {doc['limits']['somaxconn']}; "
+        f"load average {doc.get('loadavg_start')} at start, {doc.get('loadavg_end')} at end",
+        f"- duration: {doc.get('duration_s', 0) / 60:.1f} min",
+        f"- the harness's own CPU while load ran: median {fmt_pct(h['harness_median'])}, max {fmt_pct(h['harness_max'])} of the machine; "
+        f"foreign CPU (other work on the box): median {fmt_pct(h['foreign_median'])}, max {fmt_pct(h['foreign_max'])}",
+        "",
+        "## Stacks", "",
+        table(["stack", "status", "detail"],
+              [[x["name"], x.get("status", "?"), x.get("reason") or
+                (f"verified ({x['verify']['passed']} checks)" if x.get("verify") else "")] for x in doc["stacks"]]),
+        "",
+    ]
+    for endpoint in endpoints(doc):
+        rows = endpoint_rows(doc, endpoint)
+        out += [f"## /{endpoint}", ""]
+        if rows:
+            out += [table(endpoint_header(doc), rows), ""]
+        sweep = sweep_rows(doc, endpoint)
+        if sweep:
+            out += ["Throughput (req/s) by connections; ◆ marks the knee (fewest connections reaching 90% of the peak):", "",
+                    table(["stack"] + [str(c) for c in s["concurrency"]], sweep), ""]
+    out += ["## Ceilings", "",
+            table(["endpoint", "conns", "req/s", "how"],
+                  [[c["endpoint"], c["connections"], fmt_rps(c.get("throughput_rps")),
+                    f"{c['tool']}: {c.get('method', '')}"[:160]] for c in doc["ceilings"]]), "",
+            "## Flags", ""] + [f"- **{k}**: {v}" for k, v in FLAG_MEANING.items()] + [
+            "", "## Versions", "",
+            table(["what", "version"], [[k, v] for k, v in doc["tools"].items()] +
+                  [[f"{x['name']}: {k}", v] for x in doc["stacks"] for k, v in (x.get("versions") or {}).items()]),
+            "", "Raw tool output for every run is in `raw/`, the generated load scripts in `scripts/`.", ""]
+    return "\n".join(out)
+
+
+def summary_table(doc) -> str:
+    eps = endpoints(doc)
+    rows = []
+    for x in doc["stacks"]:
+        if not x.get("endpoints"):
+            rows.append(f"  {x['name']:14} {x.get('status', '?')}: {x.get('reason', '')}")
+            continue
+        cells = []
+        for e in eps:
+            ep = x["endpoints"].get(e)
+            if not ep:
+                cells.append(f"{'–':>14}")
+                continue
+            med = ep["headline"]["throughput_rps"]["median"]
+            flag = "!" if ep["headline"]["flags"] else " "
+            cells.append(f"{fmt_rps(med):>13}{flag}")
+        rows.append(f"  {x['name']:14} " + " ".join(cells))
+    head = "  " + f"{'req/s (median)':14} " + " ".join(f"{e:>14}" for e in eps)
+    return "\nsummary (! = flagged run, see report):\n" + head + "\n" + "\n".join(rows)

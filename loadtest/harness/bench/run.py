@@ -1,0 +1,338 @@
+"""A whole benchmark run: services, ceilings, then per stack verify -> start -> prime -> warm -> load.
+
+Everything a run measures goes into one dict (results.json) as soon as it is measured, so an
+interrupted run still leaves what it finished; the reports are rendered from that file only.
+"""
+import datetime
+import os
+import pathlib
+import resource
+import sys
+import time
+
+from .. import services, stacks, verify
+from ..config import ROOT, SERVICES, external_services
+from ..http_client import fetch
+from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, procstats, report_html, report_md,
+               results)
+from .nginx_ceiling import Nginx
+from .settings import DATA_ENDPOINTS, Settings
+
+RESULTS_ROOT = pathlib.Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
+WARMUP_CONNECTIONS = 64
+NOFILE_WANTED = 1 << 20
+
+
+def raise_nofile() -> dict:
+    """Enough descriptors for 1024 connections on each side plus backend pools; children inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard == resource.RLIM_INFINITY else min(hard, NOFILE_WANTED)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return {"nofile_soft": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "nofile_hard": hard,
+            "somaxconn": machine.somaxconn()}
+
+
+class Bench:
+    def __init__(self, settings: Settings, layout: cpus.Layout, out_dir: pathlib.Path | None = None):
+        self.s, self.layout = settings, layout
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        self.dir = out_dir or RESULTS_ROOT / stamp
+        (self.dir / "raw").mkdir(parents=True, exist_ok=True)
+        (self.dir / "scripts").mkdir(exist_ok=True)
+        self.oha = loadgen_oha.binary()
+        self.doc: dict = {}
+        self.backend_pids: dict = {}
+        self.progress: plan.Progress | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def save(self) -> None:
+        results.write(self.doc, self.dir)
+
+    def say(self, planned_s: float, message: str) -> None:
+        self.progress.step(planned_s, message)
+
+    def acct(self, server_root: int | None) -> measure.Accounting:
+        return measure.Accounting(server_root, dict(self.backend_pids), self.layout.server, self.layout.loadgen)
+
+    def script(self, endpoint: str) -> pathlib.Path:
+        path = self.dir / "scripts" / f"wrk-{endpoint}.lua"
+        if not path.exists():
+            path.write_text(loadgen_wrk.lua_script(endpoint))
+        return path
+
+    def keep_raw(self, name: str, run: measure.ToolRun) -> str:
+        (self.dir / "raw" / name).write_text(
+            f"$ {' '.join(run.cmd)}\n# exit {run.returncode}, {run.wall_s:.2f} s\n{run.stdout}\n--- stderr ---\n{run.stderr}")
+        return f"raw/{name}"
+
+    def closed_run(self, base_url: str, endpoint: str, connections: int, duration: float, server_root: int,
+                   raw_name: str) -> dict:
+        threads = loadgen_wrk.threads_for(connections, len(self.layout.loadgen))
+        cmd = self.layout.taskset("loadgen") + loadgen_wrk.command(
+            base_url + loadgen_wrk.endpoint_path(endpoint).split("?")[0], connections, duration,
+            self.script(endpoint), threads, self.s.timeout_s)
+        run = measure.run(cmd, self.acct(server_root), duration + 60)
+        record = {"kind": "closed", "endpoint": endpoint, "connections": connections, "threads": threads,
+                  "raw": self.keep_raw(raw_name, run), "stats": run.stats}
+        try:
+            record.update(loadgen_wrk.parse(run.stdout))
+        except loadgen_wrk.WrkOutputError as e:
+            record.update({"tool": "wrk", "throughput_rps": None, "requests": 0, "failure": str(e).splitlines()[0]})
+        record["cpu_us_per_request"] = (round(run.stats["server_cpu_s"] / record["requests"] * 1e6, 1)
+                                        if record.get("requests") else None)
+        record["flags"] = measure.flags(run.stats, self.s.generator_max, self.s.foreign_max)
+        return record
+
+    def open_run(self, base_url: str, endpoint: str, rate: float, connections: int, server_root: int,
+                 raw_name: str) -> dict:
+        urls = loadgen_oha.urls_file(self.dir / "scripts" / f"oha-urls-{endpoint}.txt", base_url, endpoint)
+        cmd = self.layout.taskset("loadgen") + loadgen_oha.command(
+            self.oha, base_url, endpoint, rate, connections, self.s.open_duration, self.s.timeout_s, urls)
+        run = measure.run(cmd, self.acct(server_root), self.s.open_duration + 60)
+        record = {"kind": "open", "endpoint": endpoint, "connections": connections,
+                  "raw": self.keep_raw(raw_name, run), "stats": run.stats}
+        try:
+            record.update(loadgen_oha.parse(run.stdout, rate))
+        except (loadgen_oha.OhaOutputError, KeyError) as e:
+            record.update({"tool": "oha", "target_rate_rps": rate, "throughput_rps": None, "requests": 0,
+                           "failure": str(e).splitlines()[0]})
+        record["cpu_us_per_request"] = (round(run.stats["server_cpu_s"] / record["requests"] * 1e6, 1)
+                                        if record.get("requests") else None)
+        record["flags"] = measure.flags(run.stats, self.s.generator_max, self.s.foreign_max)
+        return record
+
+    # ------------------------------------------------------------------ phases
+
+    def setup_services(self) -> list[str]:
+        started = services.up()
+        for name in SERVICES:
+            if name in external_services():
+                continue
+            pid = services.pid(name)
+            if pid:
+                self.backend_pids[name] = pid
+                cpus.pin_process(pid, self.layout.backends)
+        return started
+
+    def calibrate(self) -> None:
+        ceilings = self.doc["ceilings"]
+        if not self.s.calibrate:
+            return
+        if "hello" in self.s.endpoints:
+            with Nginx(self.dir, "127.0.0.1", len(self.layout.server), self.layout.taskset("server")) as nginx:
+                for c in self.s.concurrency:
+                    rec = self.closed_run(nginx.url, "hello", c, self.s.calibration_duration, nginx.proc.pid,
+                                          f"ceiling-hello-c{c}.txt")
+                    ceilings.append({"endpoint": "hello", "connections": c, "throughput_rps": rec.get("throughput_rps"),
+                                     "tool": "nginx return 200 + wrk", "method": "same wrk script and CPUs as the stacks",
+                                     "run": rec})
+                    self.say(self.s.calibration_duration + plan.TOOL_OVERHEAD_S,
+                             f"ceiling hello  c={c:<5} nginx {rec.get('throughput_rps') or 0:>10,.0f} req/s "
+                             f"{' '.join(rec['flags'])}")
+                    self.save()
+        for endpoint in self.s.endpoints:
+            for c in self.s.concurrency:
+                if endpoint == "sleep":
+                    ceilings.append(calibrate.sleep_ceiling(c))
+                elif endpoint in DATA_ENDPOINTS:
+                    rec = calibrate.backend_ceiling(endpoint, c, self.s.calibration_duration,
+                                                    self.layout.taskset("server"), self.acct(None), self.dir / "raw")
+                    ceilings.append(rec)
+                    self.say(self.s.calibration_duration + 2 * plan.TOOL_OVERHEAD_S + 0.5,
+                             f"ceiling {endpoint:8} c={c:<5} {rec['tool']} {rec.get('throughput_rps') or 0:>10,.0f} req/s")
+                    self.save()
+
+    def prime(self, stack) -> list[str]:
+        """One request per endpoint before any load: a stack that cannot answer is caught here, not by wrk."""
+        problems = []
+        for endpoint in self.s.endpoints:
+            target = loadgen_wrk.endpoint_path(endpoint) + ("1" if endpoint in DATA_ENDPOINTS else "")
+            try:
+                resp = fetch(stack.host, stack.port, "GET", target, 5.0)
+                if resp.status != 200:
+                    problems.append(f"GET {target}: {resp.status}")
+            except Exception as e:  # noqa: BLE001 - any failure is a reason, reported as such
+                problems.append(f"GET {target}: {e}")
+        return problems
+
+    def warm_up(self, stack, root: int) -> dict:
+        """Until the per-endpoint rate stops drifting (last 3 one-second runs within ±warmup_drift of
+        their mean) after warmup_min, or warmup_max: JIT compilers and pools settle before measuring."""
+        t0 = time.monotonic()
+        rates: dict[str, list] = {e: [] for e in self.s.endpoints}
+        rounds = 0
+        while True:
+            for endpoint in self.s.endpoints:
+                rec = self.closed_run(stack.url, endpoint, WARMUP_CONNECTIONS, 1, root,
+                                      f"{stack.name}-warmup-{endpoint}-{rounds}.txt")
+                rates[endpoint].append(rec.get("throughput_rps") or 0.0)
+            rounds += 1
+            elapsed = time.monotonic() - t0
+
+            def steady(xs):
+                if len(xs) < 3:
+                    return False
+                last = xs[-3:]
+                mean = sum(last) / 3
+                return mean > 0 and all(abs(x - mean) <= self.s.warmup_drift * mean for x in last)
+            stable = all(steady(xs) for xs in rates.values())
+            if (stable and elapsed >= self.s.warmup_min) or elapsed >= self.s.warmup_max:
+                return {"seconds": round(elapsed, 1), "rounds": rounds, "stable": stable,
+                        "rates_rps": rates, "connections": WARMUP_CONNECTIONS}
+
+    def bench_endpoint(self, stack, root: int, endpoint: str) -> dict:
+        out = {"sweep": [], "repeats": [], "open_loop": []}
+        for c in self.s.concurrency:
+            rec = self.closed_run(stack.url, endpoint, c, self.s.duration, root, f"{stack.name}-{endpoint}-c{c}.txt")
+            out["sweep"].append(rec)
+            ratio = results.ratio(rec.get("throughput_rps"), results.ceiling_for(self.doc, endpoint, c))
+            self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
+                     f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
+                     f"p99 {rec.get('latency_ms', {}).get('p99', 0) or 0:8.2f} ms "
+                     f"{'' if ratio is None else f'{ratio:5.0%} of ceiling '}{' '.join(rec['flags'])}")
+        points = [(r["connections"], r.get("throughput_rps")) for r in out["sweep"]]
+        best = max(out["sweep"], key=lambda r: r.get("throughput_rps") or 0)
+        out["knee_connections"] = results.knee(points)
+        out["peak_connections"] = best["connections"]
+        for i in range(1, self.s.repeats):
+            rec = self.closed_run(stack.url, endpoint, best["connections"], self.s.duration, root,
+                                  f"{stack.name}-{endpoint}-c{best['connections']}-repeat{i}.txt")
+            out["repeats"].append(rec)
+            self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
+                     f"{stack.name:14} {endpoint:8} c={best['connections']:<5} {rec.get('throughput_rps') or 0:>10,.0f} "
+                     f"req/s (repeat {i}) {' '.join(rec['flags'])}")
+        headline_runs = [best] + out["repeats"]
+        out["headline"] = {"connections": best["connections"],
+                           "throughput_rps": results.median_and_spread([r.get("throughput_rps") for r in headline_runs]),
+                           "cpu_us_per_request": results.median_and_spread([r.get("cpu_us_per_request") for r in headline_runs]),
+                           "flags": sorted({f for r in headline_runs for f in r["flags"]})}
+        peak = out["headline"]["throughput_rps"]["median"]
+        for frac in self.s.open_rates:
+            if not self.oha:
+                out["open_loop"].append({"kind": "open", "fraction_of_peak": frac, "skipped": "oha not installed (make setup)"})
+                continue
+            if not peak:
+                continue
+            rate = peak * frac
+            rec = self.open_run(stack.url, endpoint, rate, best["connections"], root,
+                                f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
+            rec["fraction_of_peak"] = frac
+            out["open_loop"].append(rec)
+            lat = rec.get("latency_ms") or {}
+            self.say(self.s.open_duration + plan.TOOL_OVERHEAD_S,
+                     f"{stack.name:14} {endpoint:8} open {frac:.0%} = {rate:,.0f} req/s: got "
+                     f"{rec.get('throughput_rps') or 0:,.0f}, p99 {lat.get('p99') or 0:.2f} ms p99.9 "
+                     f"{lat.get('p99.9') or 0:.2f} ms {' '.join(rec['flags'])}")
+        return out
+
+    def bench_stack(self, stack, entry: dict) -> dict:
+        """Fills `entry` (already in results.json's stack list) as it goes; returns it."""
+        entry.update({"name": stack.name, "language": stack.language, "framework": stack.framework,
+                      "description": stack.description, "port": stack.port, "status": "running"})
+        reason = stack.unavailable_reason()
+        if reason:
+            self.say(plan.stack_seconds(self.s), f"{stack.name}: unavailable: {reason}")
+            entry.update(status="unavailable", reason=reason)
+            return entry
+        entry["versions"] = machine.stack_versions(stack)
+        ok, checks = verify.verify_stack(stack, build_first=True)
+        entry["verify"] = {"ok": ok, "passed": sum(c.ok and not c.skipped for c in checks),
+                           "failed": [c.name for c in checks if not c.ok and not c.skipped],
+                           "skipped": [c.name for c in checks if c.skipped]}
+        self.say(plan.VERIFY_S, f"{stack.name}: {'verified' if ok else 'verification FAILED'}")
+        if not ok:
+            bad = next(c for c in checks if not c.ok and not c.skipped)
+            entry.update(status="failed", reason=f"verification: {bad.name}: {bad.detail.splitlines()[0] if bad.detail else ''}")
+            return entry
+        try:
+            with cpus.inherited(self.layout.server):
+                running = stacks.start(stack)
+        except stacks.StackError as e:
+            entry.update(status="failed", reason=f"start: {str(e).splitlines()[0]}")
+            return entry
+        with running:
+            for pid in procstats.tree(running.pid):
+                cpus.pin_process(pid, self.layout.server)
+            problems = self.prime(stack)
+            self.say(plan.START_S, f"{stack.name}: started (pid {running.pid}), primed"
+                     + (f": {'; '.join(problems)}" if problems else ""))
+            if problems:
+                entry.update(status="failed", reason="primer: " + "; ".join(problems))
+                return entry
+            entry["warmup"] = self.warm_up(stack, running.pid)
+            self.say(plan.warmup_seconds(self.s), f"{stack.name}: warmed up in {entry['warmup']['seconds']} s "
+                     f"({'stable' if entry['warmup']['stable'] else 'still drifting at the limit'})")
+            entry["endpoints"] = {}
+            entry["status"] = "benchmarked"
+            for endpoint in self.s.endpoints:
+                if not running.alive():
+                    entry["status"] = "error"
+                    entry["reason"] = f"the stack exited (code {running.proc.returncode}) before {endpoint}; see {running.log}"
+                    break
+                entry["endpoints"][endpoint] = self.bench_endpoint(stack, running.pid, endpoint)
+                self.save()
+        return entry
+
+    def run(self, selected) -> pathlib.Path:
+        limits = raise_nofile()
+        estimate = plan.estimate(self.s, len(selected))
+        started_at = datetime.datetime.now(datetime.timezone.utc)
+        print(f"bench: {len(selected)} stack(s) x {len(self.s.endpoints)} endpoint(s), levels "
+              f"{self.s.concurrency}, {self.s.duration:g} s each, {self.s.repeats} repeat(s) of the best, open loop at "
+              f"{[f'{r:.0%}' for r in self.s.open_rates]}{' (QUICK)' if self.s.quick else ''}")
+        print(f"bench: estimated {plan.fmt(estimate['total_s'])} (~{plan.fmt(estimate['per_stack_s'])} per stack, "
+              f"calibration {plan.fmt(estimate['calibration_s'])}); results in {self.dir}")
+        print(f"bench: CPUs server={self.layout.as_dict()['server']} loadgen={self.layout.as_dict()['loadgen']} "
+              f"backends={self.layout.as_dict()['backends']} ({self.layout.source}); nofile={limits['nofile_soft']}, "
+              f"somaxconn={limits['somaxconn']}", flush=True)
+        if not self.oha:
+            print("bench: oha not found: open-loop runs are skipped (make setup installs it)", file=sys.stderr)
+        self.progress = plan.Progress(estimate["total_s"])
+        self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION,
+                    "started": started_at.isoformat(timespec="seconds"), "finished": None,
+                    "complete": False, "git": machine.git(), "machine": machine.describe(),
+                    "loadavg_start": machine.loadavg(), "settings": self.s.as_dict(), "estimate": estimate,
+                    "cpu_layout": self.layout.as_dict(), "limits": limits,
+                    "tools": machine.tool_versions(self.oha),
+                    "services": {n: ("external" if n in external_services() else "local") for n in SERVICES},
+                    "ceilings": [], "stacks": []}
+        self.save()
+        started = self.setup_services()
+        try:
+            self.doc["backend_pids_pinned"] = {k: v for k, v in self.backend_pids.items()}
+            self.calibrate()
+            for stack in selected:
+                entry = {"name": stack.name}
+                self.doc["stacks"].append(entry)
+                try:
+                    self.bench_stack(stack, entry)
+                except (stacks.StackError, services.ServiceError, OSError) as e:
+                    entry.update(status="error", reason=str(e).splitlines()[0])
+                self.save()
+            self.doc["complete"] = True
+        finally:
+            services.up()  # a verification interrupted half-way must not leave a backend down
+            services.down(started)
+            finished = datetime.datetime.now(datetime.timezone.utc)
+            self.doc["finished"] = finished.isoformat(timespec="seconds")
+            self.doc["duration_s"] = round((finished - started_at).total_seconds(), 1)
+            self.doc["loadavg_end"] = machine.loadavg()
+            self.save()
+            results.link_latest(self.dir.parent, self.dir)
+        render(self.dir)
+        print(report_md.summary_table(self.doc))
+        print(f"\nbench: done in {plan.fmt(self.doc['duration_s'])} (estimated {plan.fmt(estimate['total_s'])}); "
+              f"report: {self.dir / 'report.html'} and report.md")
+        return self.dir
+
+
+def render(path) -> pathlib.Path:
+    """results.json -> report.md + report.html in the same directory."""
+    path = pathlib.Path(path)
+    run_dir = path if path.is_dir() else path.parent
+    doc = results.read(run_dir)
+    (run_dir / "report.md").write_text(report_md.render(doc))
+    (run_dir / "report.html").write_text(report_html.render(doc))
+    return run_dir

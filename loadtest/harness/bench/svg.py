@@ -1,0 +1,151 @@
+"""Tiny inline-SVG charts for report.html: grouped bars and lines, no JavaScript, no external files.
+
+Hand-written because the report must open offline as one file; the charting libraries that emit
+SVG pull in scripts or fonts from elsewhere. Each function returns one <svg> element as text.
+"""
+import html
+import math
+
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
+CEILING_COLOUR = "#555"
+
+
+def esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def nice_max(v: float) -> float:
+    if v <= 0:
+        return 1.0
+    exp = 10 ** math.floor(math.log10(v))
+    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if m * exp >= v:
+            return m * exp
+    return 10 * exp
+
+
+def short(v: float) -> str:
+    if v >= 1e6:
+        return f"{v / 1e6:.1f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.0f}k" if v >= 1e4 else f"{v / 1e3:.1f}k"
+    return f"{v:.3g}"
+
+
+def legend(names: list[str], colours: dict, x: int, y: int, extra: list = ()) -> str:
+    out, dx = [], x
+    for name in names:
+        out.append(f'<rect x="{dx}" y="{y - 9}" width="10" height="10" fill="{colours[name]}"/>'
+                   f'<text x="{dx + 14}" y="{y}" font-size="12">{esc(name)}</text>')
+        dx += 24 + 7 * len(name)
+    for label, style in extra:
+        out.append(f'<line x1="{dx}" y1="{y - 4}" x2="{dx + 18}" y2="{y - 4}" {style}/>'
+                   f'<text x="{dx + 22}" y="{y}" font-size="12">{esc(label)}</text>')
+        dx += 30 + 7 * len(label)
+    return "".join(out)
+
+
+def bar_chart(title: str, groups: list[str], series: list[str], values: dict, unit: str, colours: dict,
+              markers: dict | None = None, log: bool = False, width: int = 1300, height: int = 320) -> str:
+    """values[(group, series)] -> number or None; markers[group] -> a ceiling drawn as a dashed line."""
+    left, right, top, bottom = 70, 20, 40, 60
+    pw, ph = width - left - right, height - top - bottom
+    nums = [v for v in values.values() if v] + [v for v in (markers or {}).values() if v]
+    if not nums:
+        return ""
+    if log:
+        lo = 10 ** math.floor(math.log10(min(nums)))
+        hi = 10 ** math.ceil(math.log10(max(nums)))
+
+        def y(v):
+            return top + ph - ph * (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+        ticks = [lo * 10 ** i for i in range(int(round(math.log10(hi / lo))) + 1)]
+    else:
+        hi = nice_max(max(nums))
+
+        def y(v):
+            return top + ph - ph * v / hi
+        ticks = [hi * i / 5 for i in range(6)]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="sans-serif"><title>{esc(title)}</title>',
+           f'<text x="{left}" y="20" font-size="15" font-weight="bold">{esc(title)}</text>']
+    for t in ticks:
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{y(t) + 4:.1f}" font-size="11" text-anchor="end">{short(t)}</text>')
+    out.append(f'<text x="14" y="{top + ph / 2}" font-size="12" transform="rotate(-90 14 {top + ph / 2})" '
+               f'text-anchor="middle">{esc(unit)}</text>')
+    gw = pw / max(1, len(groups))
+    bw = min(40, gw * 0.8 / max(1, len(series)))
+    for gi, g in enumerate(groups):
+        gx = left + gi * gw + (gw - bw * len(series)) / 2
+        for si, s in enumerate(series):
+            v = values.get((g, s))
+            if not v:
+                continue
+            x0, y0 = gx + si * bw, y(v)
+            out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{bw - 2:.1f}" height="{top + ph - y0:.1f}" '
+                       f'fill="{colours[s]}"><title>{esc(s)} {esc(g)}: {v:,.1f} {esc(unit)}</title></rect>')
+            if bw >= 26:
+                out.append(f'<text x="{x0 + bw / 2 - 1:.1f}" y="{y0 - 3:.1f}" font-size="10" text-anchor="middle">{short(v)}</text>')
+        if markers and markers.get(g):
+            my = y(markers[g])
+            out.append(f'<line x1="{left + gi * gw + 4:.1f}" x2="{left + (gi + 1) * gw - 4:.1f}" y1="{my:.1f}" y2="{my:.1f}" '
+                       f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"><title>ceiling {markers[g]:,.0f}</title></line>')
+        out.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{top + ph + 18}" font-size="13" text-anchor="middle">{esc(g)}</text>')
+    extra = [("ceiling", f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"')] if markers else []
+    out.append(legend(series, colours, left, height - 12, extra))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, knees: dict | None = None,
+               ceiling: list | None = None, width: int = 640, height: int = 320) -> str:
+    """lines[name] -> [(x, y)], x on a log2 axis (concurrency); knees[name] -> x to circle; ceiling -> [(x, y)]."""
+    left, right, top, bottom = 70, 20, 40, 70
+    pw, ph = width - left - right, height - top - bottom
+    xs = sorted({x for pts in lines.values() for x, _ in pts} | {x for x, _ in (ceiling or [])})
+    ys = [v for pts in lines.values() for _, v in pts if v] + [v for _, v in (ceiling or []) if v]
+    if not xs or not ys:
+        return ""
+    hi = nice_max(max(ys))
+    lx0, lx1 = math.log2(xs[0]), math.log2(xs[-1])
+
+    def X(x):
+        return left + (pw * (math.log2(x) - lx0) / (lx1 - lx0) if lx1 > lx0 else pw / 2)
+
+    def Y(v):
+        return top + ph - ph * v / hi
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="sans-serif"><title>{esc(title)}</title>',
+           f'<text x="{left}" y="20" font-size="15" font-weight="bold">{esc(title)}</text>']
+    for i in range(6):
+        t = hi * i / 5
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{Y(t):.1f}" y2="{Y(t):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{Y(t) + 4:.1f}" font-size="11" text-anchor="end">{short(t)}</text>')
+    for x in xs:
+        out.append(f'<text x="{X(x):.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle">{x}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" font-size="12" text-anchor="middle">{esc(xlabel)}</text>')
+    out.append(f'<text x="14" y="{top + ph / 2}" font-size="12" transform="rotate(-90 14 {top + ph / 2})" '
+               f'text-anchor="middle">{esc(unit)}</text>')
+    if ceiling:
+        pts = " ".join(f"{X(x):.1f},{Y(min(v, hi)):.1f}" for x, v in ceiling if v)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"/>')
+    for name, pts in lines.items():
+        pts = [(x, v) for x, v in pts if v is not None]
+        if not pts:
+            continue
+        out.append(f'<polyline points="{" ".join(f"{X(x):.1f},{Y(v):.1f}" for x, v in pts)}" fill="none" '
+                   f'stroke="{colours[name]}" stroke-width="2.5"/>')
+        for x, v in pts:
+            out.append(f'<circle cx="{X(x):.1f}" cy="{Y(v):.1f}" r="3" fill="{colours[name]}">'
+                       f'<title>{esc(name)} {x} conns: {v:,.0f}</title></circle>')
+        k = (knees or {}).get(name)
+        kv = dict(pts).get(k)
+        if kv:
+            out.append(f'<circle cx="{X(k):.1f}" cy="{Y(kv):.1f}" r="8" fill="none" stroke="{colours[name]}" '
+                       f'stroke-width="2"><title>knee of {esc(name)}: {k} conns</title></circle>')
+    extra = [("ceiling", f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"')] if ceiling else []
+    extra.append(("◯ knee", 'stroke="none"'))
+    out.append(legend(list(lines), colours, left, height - 10, extra))
+    out.append("</svg>")
+    return "".join(out)
