@@ -51,10 +51,12 @@ def _error_kind(message: str) -> str:
     m = message.lower()
     if "timeout" in m or "timed out" in m:
         return "timeout"
+    if "broken pipe" in m or "write" in m:
+        return "write"
+    if "reset" in m:
+        return "read"
     if "connect" in m or "refused" in m:
         return "connect"
-    if "reset" in m or "broken pipe" in m or "write" in m:
-        return "write" if "write" in m or "broken pipe" in m else "read"
     if "read" in m or "incomplete" in m or "closed" in m or "eof" in m:
         return "read"
     return "other"
@@ -64,7 +66,9 @@ class OhaOutputError(ValueError):
     pass
 
 
-def parse(stdout: str, target_rate: float) -> dict:
+def parse(stdout: str, target_rate: float, duration: float | None = None) -> dict:
+    """`duration` is the configured -z: achieved_fraction = answered / (rate x duration), so waiting for
+    the requests in flight at the deadline (-w) does not count as falling behind."""
     try:
         raw = json.loads(stdout[stdout.index("{"):])
     except ValueError:
@@ -88,15 +92,16 @@ def parse(stdout: str, target_rate: float) -> dict:
         "target_rate_rps": target_rate,
         "requests": answered + sum(v for k, v in errors.items() if k != "non_2xx"),
         "duration_s": round(seconds, 3),
-        "throughput_rps": round(answered / seconds, 1) if seconds else 0.0,
-        "achieved_fraction": round(answered / seconds / target_rate, 3) if seconds and target_rate else None,
+        "throughput_rps": round(summary["requestsPerSec"], 1),
+        "achieved_fraction": (round(answered / (target_rate * math.ceil(duration)), 3)
+                              if duration and target_rate else None),
         "errors": errors,
         "error_messages": raw.get("errorDistribution") or {},
         "latency_ms": {"p50": ms(pct.get("p50")), "p90": ms(pct.get("p90")), "p99": ms(pct.get("p99")),
                        "p99.9": ms(pct.get("p99.9")), "max": ms(summary.get("slowest")),
                        "mean": ms(summary.get("average"))},
         "latency_corrected": True,
-        # oha reports only a distribution of per-second rates, not the series itself.
+        # oha's JSON has only a distribution of per-second rates, not the series: open-loop runs
+        # have no per-second throughput (their rate is fixed by construction; achieved_fraction says if it held).
         "per_second_rps": None,
-        "rps_distribution": raw.get("rps"),
     }

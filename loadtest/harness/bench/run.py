@@ -94,7 +94,7 @@ class Bench:
         record = {"kind": "open", "endpoint": endpoint, "connections": connections,
                   "raw": self.keep_raw(raw_name, run), "stats": run.stats}
         try:
-            record.update(loadgen_oha.parse(run.stdout, rate))
+            record.update(loadgen_oha.parse(run.stdout, rate, self.s.open_duration))
         except (loadgen_oha.OhaOutputError, KeyError) as e:
             record.update({"tool": "oha", "target_rate_rps": rate, "throughput_rps": None, "requests": 0,
                            "failure": str(e).splitlines()[0]})

@@ -1,0 +1,42 @@
+"""Settings from the environment, the CPU layout, and the time budget computed before a run."""
+import pytest
+
+from harness.bench import cpus, plan, results, settings
+
+
+def test_defaults_fit_the_budget_for_seven_stacks():
+    full = plan.estimate(settings.Settings.from_env({}), stacks=7)
+    quick = plan.estimate(settings.Settings.from_env({"QUICK": "1"}), stacks=7)
+    assert full["total_s"] <= 60 * 60, full
+    assert quick["total_s"] <= 10 * 60, quick
+
+
+def test_environment_overrides():
+    s = settings.Settings.from_env({"CONCURRENCY": "8, 32", "DURATION": "3", "REPEATS": "5", "OPEN_RATES": "",
+                                    "ENDPOINT": "hello,sleep", "STACK": "x"})
+    assert (s.concurrency, s.duration, s.repeats, s.open_rates, s.endpoints, s.stacks) == \
+        ([8, 32], 3.0, 5, [], ["hello", "sleep"], "x")
+    with pytest.raises(SystemExit, match="unknown"):
+        settings.Settings.from_env({"ENDPOINT": "nope"})
+
+
+@pytest.mark.parametrize("available, server, loadgen, backends", [
+    ([0], [0], [0], [0]),
+    ([0, 1], [0], [1], [1]),
+    (list(range(8)), [0, 1, 2, 3], [4, 5], [6, 7]),
+])
+def test_default_cpu_layouts(available, server, loadgen, backends):
+    assert cpus.default_layout(available) == {"server": server, "loadgen": loadgen, "backends": backends}
+
+
+def test_cpu_lists():
+    assert cpus.parse_list("0-2,5, 7") == [0, 1, 2, 5, 7]
+    assert cpus.format_list([3, 1]) == "1,3"
+    lay = cpus.Layout.from_env({"CPUS_SERVER": "0"})
+    assert lay.server == [0] and lay.source.startswith("environment")
+
+
+def test_median_spread_and_knee():
+    assert results.median_and_spread([100, 90, 110]) == {"median": 100, "min": 90, "max": 110, "spread_pct": 20.0, "n": 3}
+    assert results.knee([(16, 50), (64, 95), (256, 100), (1024, 80)]) == 64
+    assert results.knee([]) is None
