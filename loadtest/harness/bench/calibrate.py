@@ -25,6 +25,7 @@ from . import measure
 
 SLEEP_S = 0.010
 PROBE_REQUESTS = 2000
+MAX_REQUESTS = 20_000_000
 
 
 def sleep_ceiling(connections: int) -> dict:
@@ -88,8 +89,11 @@ TOOLS = {"redis": "redis-benchmark", "mysql": "sysbench", "memcache": "memcslap"
 
 
 def backend_ceiling(endpoint: str, connections: int, seconds: float, taskset: list, acct, raw_dir) -> dict:
-    """Run the backend's own tool for about `seconds` at `connections` (a short probe sizes the
-    request count for the tools that take a count rather than a duration)."""
+    """Run the backend's own tool for about `seconds` at `connections`.
+
+    sysbench takes a duration. redis-benchmark and memcslap take a request count, and a short
+    probe misjudges them (thread start-up dominates it), so the count grows run by run towards
+    `seconds` and the first run lasting at least half of it is the measurement."""
     tool = TOOLS[endpoint]
     if not shutil.which(tool):
         return {"endpoint": endpoint, "connections": connections, "throughput_rps": None, "tool": tool,
@@ -97,18 +101,18 @@ def backend_ceiling(endpoint: str, connections: int, seconds: float, taskset: li
     if endpoint == "mysql":
         cmd = _sysbench_cmd(taskset, connections, seconds)
         parse = parse_sysbench
+        run = measure.run(cmd, acct, seconds * 10 + 60, sample_memory=False)
     else:
         build, parse = (_redis_cmd, parse_redis_benchmark) if endpoint == "redis" else (_memcslap_cmd, parse_memcslap)
-        probe = measure.run(build(taskset, connections, max(PROBE_REQUESTS, connections * 4)), acct, 120,
-                            sample_memory=False)
-        try:
-            rate = parse(probe.stdout)
-        except ValueError:
-            rate = 10000.0
-        cmd = build(taskset, connections, max(connections, int(rate * seconds)))
-    run = measure.run(cmd, acct, seconds * 10 + 60, sample_memory=False)
+        n = max(PROBE_REQUESTS, connections * 4)
+        while True:
+            cmd = build(taskset, connections, n)
+            run = measure.run(cmd, acct, seconds * 20 + 60, sample_memory=False)
+            if run.wall_s >= seconds / 2 or run.returncode != 0 or n >= MAX_REQUESTS:
+                break
+            n = min(MAX_REQUESTS, int(n * min(8.0, max(2.0, seconds / max(run.wall_s, 0.05)))))
     name = f"ceiling-{endpoint}-c{connections}.txt"
-    (raw_dir / name).write_text(f"$ {' '.join(cmd)}\n{run.stdout}\n{run.stderr}")
+    (raw_dir / name).write_text(f"$ {' '.join(cmd)}\n# exit {run.returncode}, {run.wall_s:.2f} s\n{run.stdout}\n--- stderr ---\n{run.stderr}")
     try:
         rps = round(parse(run.stdout), 1)
         note = ""

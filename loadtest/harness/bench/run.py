@@ -83,6 +83,8 @@ class Bench:
         record["cpu_us_per_request"] = (round(run.stats["server_cpu_s"] / record["requests"] * 1e6, 1)
                                         if record.get("requests") else None)
         record["flags"] = measure.flags(run.stats, self.s.generator_max, self.s.foreign_max)
+        if not record.get("requests"):
+            record["flags"].append("no-answers")
         return record
 
     def open_run(self, base_url: str, endpoint: str, rate: float, connections: int, server_root: int,
@@ -101,6 +103,8 @@ class Bench:
         record["cpu_us_per_request"] = (round(run.stats["server_cpu_s"] / record["requests"] * 1e6, 1)
                                         if record.get("requests") else None)
         record["flags"] = measure.flags(run.stats, self.s.generator_max, self.s.foreign_max)
+        if not record.get("requests") or not (record.get("latency_ms") or {}).get("p50"):
+            record["flags"].append("no-answers")
         return record
 
     # ------------------------------------------------------------------ phases

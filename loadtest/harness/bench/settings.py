@@ -69,8 +69,8 @@ class Settings:
 
     @classmethod
     def quick_pass(cls) -> "Settings":
-        return cls(quick=True, concurrency=[16, 256], duration=2.0, repeats=1, open_rates=[0.8],
-                   open_duration=2.0, warmup_min=2.0, warmup_max=6.0, calibration_duration=2.0)
+        return cls(quick=True, concurrency=[16, 256], duration=1.0, repeats=1, open_rates=[0.8],
+                   open_duration=1.0, warmup_min=1.0, warmup_max=3.0, calibration_duration=1.0)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -54,7 +54,7 @@ def bar_chart(title: str, groups: list[str], series: list[str], values: dict, un
     if not nums:
         return ""
     if log:
-        lo = 10 ** math.floor(math.log10(min(nums)))
+        lo = 10 ** math.floor(math.log10(min(nums) / 2))  # at least a visible stub for the smallest bar
         hi = 10 ** math.ceil(math.log10(max(nums)))
 
         def y(v):

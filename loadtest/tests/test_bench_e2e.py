@@ -1,0 +1,58 @@
+"""A short real benchmark through the whole pipeline: verify, start pinned, prime, warm up, wrk,
+oha, ceilings, /proc accounting, results.json, report.md and report.html. Seconds long; it proves
+the pipeline works and records what it should. Speed is never asserted: the box may be busy."""
+import dataclasses
+import os
+import socket
+
+import pytest
+
+from harness import stacks
+from harness.bench import cpus, loadgen_oha, results, run, settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def bench_stack():
+    wanted = os.environ.get("REFERENCE_STACK")
+    candidates = stacks.select(wanted) if wanted else stacks.discover()
+    available = [s for s in candidates if s.unavailable_reason() is None]
+    if not available:
+        pytest.fail("no available stack to benchmark (see `make list`)")
+    # Its own port, so that it never collides with the copy the verifier's tests keep running.
+    return dataclasses.replace(available[0], port=free_port())
+
+
+def test_a_short_real_bench_down_to_report_html(services_up, bench_stack, tmp_path):
+    cfg = settings.Settings(concurrency=[8], duration=1, repeats=2, open_rates=[0.5] if loadgen_oha.binary() else [],
+                            open_duration=1, warmup_min=1, warmup_max=2, calibration_duration=1, endpoints=["hello"])
+    out = run.Bench(cfg, cpus.Layout.from_env(), tmp_path / "run").run([bench_stack])
+    doc = results.read(out)
+    assert doc["complete"] and doc["git"]["commit"] and doc["machine"]["cpus"] >= 1
+    (entry,) = doc["stacks"]
+    assert entry["status"] == "benchmarked", entry.get("reason")
+    assert entry["verify"]["ok"]
+    ep = entry["endpoints"]["hello"]
+    closed = ep["sweep"][0]
+    assert closed["requests"] > 0 and sum(closed["errors"].values()) == 0
+    assert closed["latency_ms"]["p50"] <= closed["latency_ms"]["p99"] <= closed["latency_ms"]["max"]
+    stats = closed["stats"]
+    assert stats["server_cpu_s"] > 0 and stats["generator_cpu_s"] > 0
+    assert stats["memory"]["peak_rss_bytes"] > 0
+    assert 0 <= stats["harness_cpu_share"] < 1
+    assert ep["headline"]["throughput_rps"]["n"] == 2
+    assert (out / closed["raw"]).read_text().startswith("$ taskset")
+    if cfg.open_rates:
+        (opened,) = ep["open_loop"]
+        assert opened["latency_corrected"] and opened["requests"] > 0
+    hello_ceiling = [c for c in doc["ceilings"] if c["endpoint"] == "hello"]
+    assert hello_ceiling and hello_ceiling[0]["throughput_rps"] > 0
+    html = (out / "report.html").read_text()
+    assert "<svg" in html and bench_stack.name in html
+    assert (out / "report.md").read_text().count("| " + bench_stack.name) >= 2
+    assert (tmp_path / "latest").resolve() == out.resolve()
