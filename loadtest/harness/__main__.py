@@ -98,7 +98,17 @@ def cmd_bench(args) -> int:
     from .bench import cpus, run, settings
     cfg = settings.Settings.from_env()
     selected = stacks.select(cfg.stacks or None)
-    return 0 if run.Bench(cfg, cpus.Layout.from_env()).run(selected) else 1
+    out = run.Bench(cfg, cpus.Layout.from_env()).run(selected)
+    # Unavailable stacks are expected on some machines; a stack that failed or broke off is not.
+    broken = [s["name"] for s in results_of(out)["stacks"] if s.get("status") in ("failed", "error")]
+    if broken:
+        print(f"bench: not benchmarked because they failed: {', '.join(broken)} (see the report)", file=sys.stderr)
+    return 1 if broken else 0
+
+
+def results_of(path):
+    from .bench import results
+    return results.read(path)
 
 
 def cmd_report(args) -> int:

@@ -60,8 +60,11 @@ class Progress:
         self.t0 = time.monotonic()
         self.out = out
 
-    def step(self, planned_s: float, message: str) -> None:
+    def step(self, planned_s: float, message: str | None) -> None:
+        """Count `planned_s` of the plan as done; print `message` with the ETA (None: count silently)."""
         self.planned_done += planned_s
+        if message is None:
+            return
         elapsed = time.monotonic() - self.t0
         pace = elapsed / self.planned_done if self.planned_done else 1.0
         remaining = max(0.0, self.planned_total - self.planned_done) * pace

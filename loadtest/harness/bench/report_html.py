@@ -64,6 +64,22 @@ def charts(doc) -> str:
         lines_html.append(svg.line_chart(f"/{e}: throughput vs connections", lines, col, "requests / s", "connections (log scale)",
                                          knees, ceiling if e != "sleep" else None))
     out.append('<div class="charts">' + "".join(lines_html) + "</div>")
+    # 2b. per-second throughput of the best run: is the rate steady, or does it drift or stall?
+    steady_html = []
+    for e in eps:
+        lines = {}
+        for s in stacks:
+            ep = s["endpoints"].get(e)
+            if ep:
+                best = next((r for r in ep["sweep"] if r["connections"] == ep["headline"]["connections"]), None)
+                series = (best or {}).get("per_second_rps") or []
+                if len(series) >= 2:
+                    lines[s["name"]] = list(enumerate(series, start=1))
+        if lines:
+            steady_html.append(svg.line_chart(f"/{e}: per-second throughput of the best run", lines, col, "requests / s",
+                                              "second of the run", xlog=False, width=640, height=260))
+    if steady_html:
+        out.append('<div class="charts">' + "".join(steady_html) + "</div>")
     # 3. latency percentiles: open loop at the highest rate (coordinated-omission corrected)
     rate = max(doc["settings"]["open_rates"]) if doc["settings"]["open_rates"] else None
     if rate:

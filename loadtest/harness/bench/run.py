@@ -232,7 +232,17 @@ class Bench:
         return out
 
     def bench_stack(self, stack, entry: dict) -> dict:
-        """Fills `entry` (already in results.json's stack list) as it goes; returns it."""
+        """Fills `entry` (already in results.json's stack list) as it goes; returns it. Whatever of
+        the stack's planned time was not spent (a failed stack) is counted as done, for the ETA."""
+        before = self.progress.planned_done
+        try:
+            return self._bench_stack(stack, entry)
+        finally:
+            left = plan.stack_seconds(self.s) - (self.progress.planned_done - before)
+            if left > 0:
+                self.progress.step(left, None)
+
+    def _bench_stack(self, stack, entry: dict) -> dict:
         entry.update({"name": stack.name, "language": stack.language, "framework": stack.framework,
                       "description": stack.description, "port": stack.port, "status": "running"})
         reason = stack.unavailable_reason()
@@ -325,7 +335,7 @@ class Bench:
             self.doc["loadavg_end"] = machine.loadavg()
             self.save()
             results.link_latest(self.dir.parent, self.dir)
-        render(self.dir)
+            render(self.dir)  # an interrupted run still gets its (partial) reports
         print(report_md.summary_table(self.doc))
         print(f"\nbench: done in {plan.fmt(self.doc['duration_s'])} (estimated {plan.fmt(estimate['total_s'])}); "
               f"report: {self.dir / 'report.html'} and report.md")

@@ -99,7 +99,7 @@ def bar_chart(title: str, groups: list[str], series: list[str], values: dict, un
 
 
 def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, knees: dict | None = None,
-               ceiling: list | None = None, width: int = 640, height: int = 320) -> str:
+               ceiling: list | None = None, width: int = 640, height: int = 320, xlog: bool = True) -> str:
     """lines[name] -> [(x, y)], x on a log2 axis (concurrency); knees[name] -> x to circle; ceiling -> [(x, y)]."""
     left, right, top, bottom = 70, 20, 40, 70
     pw, ph = width - left - right, height - top - bottom
@@ -108,10 +108,11 @@ def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, k
     if not xs or not ys:
         return ""
     hi = nice_max(max(ys))
-    lx0, lx1 = math.log2(xs[0]), math.log2(xs[-1])
+    scale = math.log2 if xlog else (lambda v: v)
+    lx0, lx1 = scale(xs[0]), scale(xs[-1])
 
     def X(x):
-        return left + (pw * (math.log2(x) - lx0) / (lx1 - lx0) if lx1 > lx0 else pw / 2)
+        return left + (pw * (scale(x) - lx0) / (lx1 - lx0) if lx1 > lx0 else pw / 2)
 
     def Y(v):
         return top + ph - ph * v / hi
@@ -122,7 +123,8 @@ def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, k
         t = hi * i / 5
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{Y(t):.1f}" y2="{Y(t):.1f}" stroke="#ddd"/>'
                    f'<text x="{left - 6}" y="{Y(t) + 4:.1f}" font-size="11" text-anchor="end">{short(t)}</text>')
-    for x in xs:
+    step = max(1, len(xs) // 12)
+    for x in xs[::step]:
         out.append(f'<text x="{X(x):.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle">{x}</text>')
     out.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" font-size="12" text-anchor="middle">{esc(xlabel)}</text>')
     out.append(f'<text x="14" y="{top + ph / 2}" font-size="12" transform="rotate(-90 14 {top + ph / 2})" '
@@ -145,7 +147,8 @@ def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, k
             out.append(f'<circle cx="{X(k):.1f}" cy="{Y(kv):.1f}" r="8" fill="none" stroke="{colours[name]}" '
                        f'stroke-width="2"><title>knee of {esc(name)}: {k} conns</title></circle>')
     extra = [("ceiling", f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"')] if ceiling else []
-    extra.append(("◯ knee", 'stroke="none"'))
+    if knees:
+        extra.append(("◯ knee", 'stroke="none"'))
     out.append(legend(list(lines), colours, left, height - 10, extra))
     out.append("</svg>")
     return "".join(out)
