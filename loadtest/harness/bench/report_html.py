@@ -113,7 +113,7 @@ def charts(doc) -> str:
 
 
 def render(doc) -> str:
-    md_head = report_md.render(doc).split("## Stacks")[0]
+    md_head = report_md.render(doc).split("## Overview")[0]
     bullets = [line[2:] for line in md_head.splitlines() if line.startswith("- ")]
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Benchmark {esc(doc['started'])}</title>"
              f"<style>{CSS}</style></head><body>",
@@ -128,6 +128,9 @@ time) show the latency a user arriving at that rate sees. A <span class="flag">f
 the server's alone: <b>generator-saturated</b> = the load generator ran out of CPU; <b>disturbed</b> = other
 work on the machine took CPU during the run. "of ceiling" compares with what no stack can beat at the same
 concurrency (nginx <code>return 200</code>, Little's law for /sleep, the backend's own benchmark tool).</p>""")
+    parts.append("<h2>Overview</h2><p class='note'>Best closed-loop req/s per stack and endpoint (median of the repeats), "
+                 "in brackets its share of the ceiling at the same concurrency; ⚑ = a flagged run.</p>"
+                 + html_table(["stack"] + [f"/{e}" for e in report_md.endpoints(doc)], report_md.overview_rows(doc)))
     parts.append("<h2>Stacks</h2>" + html_table(["stack", "status", "detail"],
                  [[x["name"], x.get("status", "?"), x.get("reason") or
                    (f"verified ({x['verify']['passed']} checks)" if x.get("verify") else "")] for x in doc["stacks"]]))

@@ -107,6 +107,24 @@ def harness_cpu(doc) -> dict:
             "generator_max": max(gen) if gen else None}
 
 
+def overview_rows(doc) -> list[list[str]]:
+    """Stacks x endpoints: the headline median, its share of the ceiling, and a mark when flagged."""
+    rows = []
+    for x in benchmarked(doc):
+        row = [x["name"]]
+        for e in endpoints(doc):
+            ep = x["endpoints"].get(e)
+            if not ep:
+                row.append("–")
+                continue
+            h = ep["headline"]
+            med = h["throughput_rps"]["median"]
+            r = results.ratio(med, results.ceiling_for(doc, e, h["connections"]))
+            row.append(fmt_rps(med) + (f" ({r:.0%})" if r is not None else "") + (" ⚑" if h["flags"] else ""))
+        rows.append(row)
+    return rows
+
+
 def render(doc) -> str:
     m, s, lay = doc["machine"], doc["settings"], doc["cpu_layout"]
     h = harness_cpu(doc)
@@ -126,6 +144,10 @@ def render(doc) -> str:
         f"- the harness's own CPU while load ran: median {fmt_pct(h['harness_median'])}, max {fmt_pct(h['harness_max'])} of the machine; "
         f"foreign CPU (other work on the box): median {fmt_pct(h['foreign_median'])}, max {fmt_pct(h['foreign_max'])}",
         "",
+        "## Overview", "",
+        "Best closed-loop req/s per stack and endpoint (median of the repeats), in brackets its share of the "
+        "ceiling at the same concurrency; ⚑ = a flagged run (see Flags).", "",
+        table(["stack"] + [f"/{e}" for e in endpoints(doc)], overview_rows(doc)), "",
         "## Stacks", "",
         table(["stack", "status", "detail"],
               [[x["name"], x.get("status", "?"), x.get("reason") or
