@@ -105,10 +105,10 @@ def tool_versions(oha: str | None) -> dict:
 
 
 def stack_versions(stack) -> dict:
-    """The runtime of every command the stack requires (`<cmd> --version`), and the name=version
-    lines of its manifest's optional `versions` command (its libraries)."""
+    """Libraries from the stack's lock files, the runtime of every command it requires
+    (`<cmd> --version`), and the name=version lines of its manifest's optional `versions` command."""
     env = stack.env()
-    out = {}
+    out = dict(library_versions(stack.dir))
     for cmd in stack.requires:
         line = runtime_version(cmd, cwd=stack.dir, env=env)
         if line:
@@ -123,4 +123,61 @@ def stack_versions(stack) -> dict:
                     out[name.strip()] = version.strip()
         except subprocess.TimeoutExpired:
             out["versions"] = "the manifest's versions command timed out"
+    return out
+
+
+def _package_lock(path) -> dict:
+    """The direct dependencies of a package-lock.json (v2/v3), as installed."""
+    import json
+    doc = json.loads(path.read_text())
+    packages = doc.get("packages", {})
+    root = packages.get("", {})
+    direct = {**root.get("dependencies", {}), **root.get("optionalDependencies", {})}
+    return {name: packages.get(f"node_modules/{name}", {}).get("version", spec) for name, spec in direct.items()}
+
+
+def _composer_lock(path) -> dict:
+    import json
+    doc = json.loads(path.read_text())
+    return {p["name"]: p["version"] for p in doc.get("packages", [])}
+
+
+def _pom(path) -> dict:
+    """Dependencies (and the parent) of a pom.xml with their versions, ${properties} resolved."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(path).getroot()
+    for el in root.iter():  # drop the POM namespace so that plain tag names match
+        el.tag = el.tag.split("}")[-1]
+    props = {p.tag: (p.text or "").strip() for p in root.findall("properties/*")}
+
+    def resolve(text):
+        return re.sub(r"\$\{([^}]+)\}", lambda m: props.get(m.group(1), m.group(0)), (text or "").strip())
+    out = {}
+    parent = root.find("parent")
+    if parent is not None and parent.findtext("version"):
+        out[resolve(parent.findtext("artifactId"))] = resolve(parent.findtext("version"))
+    for dep in root.iter("dependency"):
+        if dep.findtext("version"):
+            out[resolve(dep.findtext("artifactId"))] = resolve(dep.findtext("version"))
+    for plugin in root.iter("plugin"):
+        if plugin.findtext("version"):
+            out[resolve(plugin.findtext("artifactId"))] = resolve(plugin.findtext("version"))
+    return out
+
+
+LOCK_FILES = {"package-lock.json": _package_lock, "composer.lock": _composer_lock, "pom.xml": _pom}
+
+
+def library_versions(stack_dir) -> dict:
+    """Library versions read generically from the lock/build files a stack commits (no stack has to
+    declare them): package-lock.json, composer.lock, pom.xml."""
+    import pathlib
+    out = {}
+    for name, reader in LOCK_FILES.items():
+        path = pathlib.Path(stack_dir) / name
+        if path.exists():
+            try:
+                out.update(reader(path))
+            except Exception as e:  # noqa: BLE001 - a lock file we cannot read is reported, not fatal
+                out[name] = f"unreadable: {e}"
     return out
