@@ -111,6 +111,12 @@ class Bench:
 
     def setup_services(self) -> list[str]:
         started = services.up()
+        self.pin_backends()
+        return started
+
+    def pin_backends(self) -> None:
+        """(Re)read the backends' pids and pin them: verification's outage checks restart them."""
+        self.backend_pids = {}
         for name in SERVICES:
             if name in external_services():
                 continue
@@ -118,7 +124,6 @@ class Bench:
             if pid:
                 self.backend_pids[name] = pid
                 cpus.pin_process(pid, self.layout.backends)
-        return started
 
     def calibrate(self) -> None:
         ceilings = self.doc["ceilings"]
@@ -256,6 +261,9 @@ class Bench:
                            "failed": [c.name for c in checks if not c.ok and not c.skipped],
                            "skipped": [c.name for c in checks if c.skipped]}
         self.say(plan.VERIFY_S, f"{stack.name}: {'verified' if ok else 'verification FAILED'}")
+        for name in SERVICES:  # an outage check that broke off must not leave a backend down
+            services.start(name, quiet=True)
+        self.pin_backends()
         if not ok:
             bad = next(c for c in checks if not c.ok and not c.skipped)
             entry.update(status="failed", reason=f"verification: {bad.name}: {bad.detail.splitlines()[0] if bad.detail else ''}")
@@ -327,7 +335,8 @@ class Bench:
                 self.save()
             self.doc["complete"] = True
         finally:
-            services.up()  # a verification interrupted half-way must not leave a backend down
+            for name in SERVICES:  # a verification interrupted half-way must not leave a backend down
+                services.start(name, quiet=True)
             services.down(started)
             finished = datetime.datetime.now(datetime.timezone.utc)
             self.doc["finished"] = finished.isoformat(timespec="seconds")
