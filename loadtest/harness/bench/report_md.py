@@ -4,6 +4,7 @@ from . import results
 FLAG_MEANING = {
     "generator-saturated": "the load generator used more than its threshold of its CPUs: the number is the client's limit, not the server's",
     "no-answers": "the stack answered no request during the run (stuck, crashed or far too slow): see raw/ and the stack's log",
+    "behind-rate": "open loop: fewer than 90% of the requests offered at the fixed rate were answered within the run: the latencies describe an overloaded server (or client)",
     "disturbed": "other work on the machine (foreign CPU) exceeded its threshold during the run: the number is not trustworthy",
 }
 

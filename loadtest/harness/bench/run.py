@@ -20,6 +20,7 @@ from .settings import DATA_ENDPOINTS, Settings
 
 RESULTS_ROOT = pathlib.Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
 WARMUP_CONNECTIONS = 64
+BEHIND_RATE = 0.9  # an open-loop run answering less than this share of the offered requests is flagged
 NOFILE_WANTED = 1 << 20
 
 
@@ -105,6 +106,8 @@ class Bench:
         record["flags"] = measure.flags(run.stats, self.s.generator_max, self.s.foreign_max)
         if not record.get("requests") or not (record.get("latency_ms") or {}).get("p50"):
             record["flags"].append("no-answers")
+        elif (record.get("achieved_fraction") or 0) < BEHIND_RATE:
+            record["flags"].append("behind-rate")
         return record
 
     # ------------------------------------------------------------------ phases
@@ -225,7 +228,9 @@ class Bench:
             if not peak:
                 continue
             rate = peak * frac
-            rec = self.open_run(stack.url, endpoint, rate, best["connections"], root,
+            # The knee's connections sustained ~90% of the peak in closed loop, so they can carry a
+            # fixed rate below it; the peak's (often 1024) would mostly measure connection set-up.
+            rec = self.open_run(stack.url, endpoint, rate, out["knee_connections"] or best["connections"], root,
                                 f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
             rec["fraction_of_peak"] = frac
             out["open_loop"].append(rec)

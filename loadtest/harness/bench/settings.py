@@ -70,7 +70,7 @@ class Settings:
     @classmethod
     def quick_pass(cls) -> "Settings":
         return cls(quick=True, concurrency=[16, 256], duration=1.0, repeats=1, open_rates=[0.8],
-                   open_duration=1.0, warmup_min=1.0, warmup_max=3.0, calibration_duration=1.0)
+                   open_duration=2.0, warmup_min=1.0, warmup_max=3.0, calibration_duration=1.0)
 
     def as_dict(self) -> dict:
         return asdict(self)
