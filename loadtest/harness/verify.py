@@ -24,6 +24,7 @@ IMF_FIXDATE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr
 DEADLINE_SLACK = 0.75
 RECOVERY_WITHIN = 2.0
 TAMPER_ID = 777
+MAY_CLOSE = {400, 500, 503}  # statuses after which a server may end a kept-alive connection (CONTRACT.md)
 ENDPOINT = {"redis": "redis", "mysql": "mysql", "memcache": "memcache"}
 
 
@@ -179,6 +180,9 @@ def check_cases(target: Target) -> list[Check]:
                 read_failures.append(f"  {case.name}: {case.method} {case.target}: backend reads {reads}, "
                                      f"expected {want}")
             if not conn.reusable:
+                if resp.status not in MAY_CLOSE:
+                    failures.append(f"  {case.name}: {case.method} {case.target}: the server ended the connection "
+                                    f"after a {resp.status} (allowed only after {sorted(MAY_CLOSE)})")
                 conn.close()
                 conn, reconnects = target.connect(), reconnects + 1
     finally:
@@ -251,22 +255,24 @@ def check_date(target: Target) -> list[Check]:
 
 
 def check_keep_alive(target: Target) -> list[Check]:
+    """200, 404 and 405 answers keep the connection (400/500/503 may close it: see CONTRACT.md)."""
     problems = []
-    paths = ["/hello", "/redis?id=1", "/mysql?id=2", "/memcache?id=3", "/nope", "/redis?id=abc"] * 5
+    requests = [("GET", "/hello"), ("GET", "/redis?id=1"), ("GET", "/mysql?id=2"), ("GET", "/memcache?id=3"),
+                ("GET", "/nope"), ("POST", "/hello"), ("HEAD", "/sleep")] * 5
     with target.connect() as conn:
-        for path in paths:
+        for method, path in requests:
             try:
-                resp = conn.request("GET", path)
+                conn.request(method, path)
             except (OSError, HttpError) as e:
-                problems.append(f"request {path} on the kept-alive connection: {e}")
+                problems.append(f"{method} {path} on the kept-alive connection: {e}")
                 break
             if not conn.reusable:
-                problems.append(f"the server closed the connection after {path}")
+                problems.append(f"the server closed the connection after {method} {path}")
                 break
         else:
             if conn.peer_closed(0.2):
                 problems.append("the server closed an idle connection within 0.2 s")
-    return [Check("keep-alive reuse", not problems, "; ".join(problems) or f"{len(paths)} requests on one connection")]
+    return [Check("keep-alive reuse", not problems, "; ".join(problems) or f"{len(requests)} requests on one connection")]
 
 
 def check_pipelining(target: Target) -> list[Check]:
