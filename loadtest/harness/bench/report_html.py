@@ -9,7 +9,7 @@ CSS = """
 body{font-family:sans-serif;max-width:1340px;margin:20px auto;padding:0 12px;color:#222}
 h1{font-size:24px}h2{font-size:19px;margin-top:34px;border-bottom:1px solid #ccc}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-td:first-child,th:first-child{text-align:left}th{background:#f2f2f2}
+td:first-child,th:first-child,td:last-child{text-align:left}th{background:#f2f2f2}
 .flag{color:#b00;font-weight:bold}.ok{color:#070}.note{color:#555;font-size:13px}
 .charts{display:flex;flex-wrap:wrap;gap:8px}pre{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}
 """
@@ -73,7 +73,7 @@ def charts(doc) -> str:
             if ep:
                 best = next((r for r in ep["sweep"] if r["connections"] == ep["headline"]["connections"]), None)
                 series = (best or {}).get("per_second_rps") or []
-                if len(series) >= 2:
+                if len(series) >= 3:
                     lines[s["name"]] = list(enumerate(series, start=1))
         if lines:
             steady_html.append(svg.line_chart(f"/{e}: per-second throughput of the best run", lines, col, "requests / s",

@@ -236,8 +236,8 @@ class Bench:
             out["open_loop"].append(rec)
             lat = rec.get("latency_ms") or {}
             self.say(self.s.open_duration + plan.TOOL_OVERHEAD_S,
-                     f"{stack.name:14} {endpoint:8} open {frac:.0%} = {rate:,.0f} req/s: got "
-                     f"{rec.get('throughput_rps') or 0:,.0f}, p99 {lat.get('p99') or 0:.2f} ms p99.9 "
+                     f"{stack.name:14} {endpoint:8} open {frac:.0%} = {rate:,.0f} req/s: answered "
+                     f"{rec.get('achieved_fraction') or 0:.0%} of offered, p99 {lat.get('p99') or 0:.2f} ms p99.9 "
                      f"{lat.get('p99.9') or 0:.2f} ms {' '.join(rec['flags'])}")
         return out
 
