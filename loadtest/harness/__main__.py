@@ -98,7 +98,12 @@ def cmd_bench(args) -> int:
     from .bench import cpus, run, settings
     cfg = settings.Settings.from_env()
     selected = stacks.select(cfg.stacks or None)
-    out = run.Bench(cfg, cpus.Layout.from_env()).run(selected)
+    bench = run.Bench(cfg, cpus.Layout.from_env())
+    try:
+        out = bench.run(selected)
+    except KeyboardInterrupt:
+        print(f"\nbench: interrupted; what it finished is in {bench.dir} (reports included)", file=sys.stderr)
+        return 130
     # Unavailable stacks are expected on some machines; a stack that failed or broke off is not.
     broken = [s["name"] for s in results_of(out)["stacks"] if s.get("status") in ("failed", "error")]
     if broken:
