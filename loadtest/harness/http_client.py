@@ -90,6 +90,7 @@ class Connection:
             except h11.LocalProtocolError as e:
                 raise HttpError(f"connection not reusable after the previous response: {e}") from None
             responses.append(self._read_response(started))
+        self._expect_nothing_more(head=framed[-1][0] == "HEAD")
         return responses
 
     def request(self, method: str, target: str, **kw) -> Response:
@@ -128,6 +129,24 @@ class Connection:
             self.parser.start_next_cycle()
         return Response(head.status_code, [(n.decode().lower(), v.decode("latin-1")) for n, v in head.headers],
                         bytes(body), head.http_version.decode(), elapsed)
+
+    def _expect_nothing_more(self, head: bool) -> None:
+        """Bytes after the last answer mean a wrong length, or a body sent on HEAD."""
+        extra = self.parser.trailing_data[0]
+        if not extra and head and not self.closed_by_peer:
+            # A body on HEAD may trail the headers by a moment: look without consuming it.
+            self.sock.settimeout(0.05)
+            try:
+                extra = self.sock.recv(4096, socket.MSG_PEEK)
+            except (socket.timeout, BlockingIOError):
+                extra = b""
+            except ConnectionResetError:
+                extra = b""
+            finally:
+                self.sock.settimeout(self.timeout)
+        if extra:
+            raise HttpError(f"{len(extra)} unexpected bytes after the response"
+                            f"{' to HEAD (a body?)' if head else ''}: {extra[:40]!r}")
 
     def peer_closed(self, wait: float = 2.0) -> bool:
         """True when the server closes the connection within `wait` seconds (and sends nothing more)."""

@@ -158,6 +158,8 @@ class BrokenProxy:
             parser.start_next_cycle()
 
         send_body = method != "HEAD" or f == "head_body"
+        if f == "head_body" and method == "HEAD":
+            body = b"x" * int(dict(headers)["content-length"])
         if f == "chunked":
             headers = [(n, v) for n, v in headers if n != "content-length"] + [("transfer-encoding", "chunked")]
             payload = (f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n" if body else b"0\r\n\r\n")

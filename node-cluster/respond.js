@@ -1,0 +1,57 @@
+// Response and request helpers: the exact bytes of the contract live here.
+
+const SERVER = 'node-cluster';
+const TEXT = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json';
+
+// The contract's error bodies, written out rather than borrowed from http.STATUS_CODES.
+const REASONS = {
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+// Content-Length is always set, so Node never chunks; for HEAD, Node sends the headers
+// (Content-Length included) and drops the body. Node itself adds Date (refreshed every
+// second), Connection and Keep-Alive; nothing else is added.
+function send(res, status, type, body, extraHeaders) {
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    Server: SERVER,
+    ...extraHeaders,
+  });
+  res.end(body);
+}
+
+export function text(res, body) {
+  send(res, 200, TEXT, body);
+}
+
+export function json(res, body) {
+  send(res, 200, JSON_TYPE, body);
+}
+
+export function error(res, status, extraHeaders) {
+  send(res, status, TEXT, REASONS[status], extraHeaders);
+}
+
+// One to nine decimal digits, no leading zero.
+const ID = /^[1-9][0-9]{0,8}$/;
+
+// The query must hold exactly one `id` (after percent-decoding, `+` as a space); other
+// parameters are ignored. Returns the id in canonical decimal, or null for a 400.
+// URLSearchParams leaves a malformed escape such as %zz as it is, which then fails the pattern.
+export function parseId(query) {
+  const ids = new URLSearchParams(query).getAll('id');
+  return ids.length === 1 && ID.test(ids[0]) ? ids[0] : null;
+}
+
+// {"id":N,"message":"…"} with only `"` and `\` escaped and everything else raw UTF-8, exactly as
+// the contract spells it. (JSON.stringify would agree for this data, which has no control
+// characters, but the rule is written out so the bytes do not depend on that.)
+export function greetingJson(id, message) {
+  return `{"id":${id},"message":"${message.replace(/["\\]/g, '\\$&')}"}`;
+}
