@@ -97,7 +97,7 @@ def cmd_test(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import cpus, run, settings
     cfg = settings.Settings.from_env()
-    selected = stacks.select(cfg.stacks or None)
+    selected = settings.with_port_offset(stacks.select(cfg.stacks or None))
     bench = run.Bench(cfg, cpus.Layout.from_env())
     try:
         out = bench.run(selected)

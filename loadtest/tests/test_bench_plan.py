@@ -40,3 +40,11 @@ def test_median_spread_and_knee():
     assert results.median_and_spread([100, 90, 110]) == {"median": 100, "min": 90, "max": 110, "spread_pct": 20.0, "n": 3}
     assert results.knee([(16, 50), (64, 95), (256, 100), (1024, 80)]) == 64
     assert results.knee([]) is None
+
+
+def test_port_offset_moves_every_stack():
+    from harness import stacks
+    found = stacks.discover()
+    moved = settings.with_port_offset(found, {"BENCH_PORT_OFFSET": "406"})
+    assert [m.port for m in moved] == [s.port + 406 for s in found]
+    assert settings.with_port_offset(found, {}) == found

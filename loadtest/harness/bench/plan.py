@@ -20,9 +20,10 @@ def endpoint_seconds(s: Settings) -> float:
 
 
 def warmup_seconds(s: Settings) -> float:
-    """Warm-up goes in rounds of one 1-second run per endpoint; expect half-way between min and max."""
+    """Warm-up goes in rounds of one 1-second run per endpoint, until stable or warmup_max; on a busy
+    machine it rarely looks stable, so expect the limit plus the round that crosses it."""
     round_s = len(s.endpoints) * (1 + TOOL_OVERHEAD_S)
-    return math.ceil(((s.warmup_min + s.warmup_max) / 2) / round_s) * round_s
+    return (math.floor(s.warmup_max / round_s) + 1) * round_s
 
 
 def stack_seconds(s: Settings) -> float:
@@ -35,9 +36,12 @@ def calibration_seconds(s: Settings) -> float:
     total = 0.0
     if "hello" in s.endpoints:
         total += len(s.concurrency) * (s.calibration_duration + TOOL_OVERHEAD_S) + 1
-    data = [e for e in s.endpoints if e in DATA_ENDPOINTS]
-    # redis-benchmark and memcslap add a short probe run each.
-    total += len(data) * len(s.concurrency) * (s.calibration_duration + 2 * TOOL_OVERHEAD_S + 0.5)
+    if "mysql" in s.endpoints:  # sysbench runs for a fixed time
+        total += len(s.concurrency) * (s.calibration_duration + 2 * TOOL_OVERHEAD_S)
+    # redis-benchmark and memcslap take a request count, grown run by run until a run lasts half the
+    # duration: about 2.5 durations per level (measured on the busy 2-core box).
+    counted = [e for e in s.endpoints if e in ("redis", "memcache")]
+    total += len(counted) * len(s.concurrency) * (2.5 * s.calibration_duration + 3 * TOOL_OVERHEAD_S)
     return total
 
 

@@ -3,6 +3,7 @@
 Every knob has a default that fits the time budget on a 2-core machine; QUICK=1 swaps in a fast
 pass for development. plan.estimate() turns a Settings into seconds, printed before a run starts.
 """
+import dataclasses
 import os
 from dataclasses import asdict, dataclass, field
 
@@ -74,3 +75,13 @@ class Settings:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def with_port_offset(stacks, env=None) -> list:
+    """BENCH_PORT_OFFSET=n runs every stack on its manifest port + n (stacks take PORT from the
+    environment), so a benchmark can share a machine with someone running the same stack."""
+    env = os.environ if env is None else env
+    offset = int(env.get("BENCH_PORT_OFFSET") or 0)
+    if not offset:
+        return list(stacks)
+    return [dataclasses.replace(s, port=s.port + offset) for s in stacks]
