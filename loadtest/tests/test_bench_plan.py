@@ -48,3 +48,11 @@ def test_port_offset_moves_every_stack():
     moved = settings.with_port_offset(found, {"BENCH_PORT_OFFSET": "406"})
     assert [m.port for m in moved] == [s.port + 406 for s in found]
     assert settings.with_port_offset(found, {}) == found
+
+
+def test_one_benchmark_at_a_time_per_run_dir():
+    from harness.bench import run
+    with run.exclusive():
+        with pytest.raises(SystemExit, match="another benchmark is running"):
+            with run.exclusive():
+                pass

@@ -3,7 +3,9 @@
 Everything a run measures goes into one dict (results.json) as soon as it is measured, so an
 interrupted run still leaves what it finished; the reports are rendered from that file only.
 """
+import contextlib
 import datetime
+import fcntl
 import os
 import pathlib
 import resource
@@ -11,7 +13,7 @@ import sys
 import time
 
 from .. import services, stacks, verify
-from ..config import ROOT, SERVICES, external_services
+from ..config import ROOT, RUN_DIR, SERVICES, external_services
 from ..http_client import fetch
 from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, procstats, report_html, report_md,
                results)
@@ -303,6 +305,10 @@ class Bench:
         return entry
 
     def run(self, selected) -> pathlib.Path:
+        with exclusive():
+            return self._run(selected)
+
+    def _run(self, selected) -> pathlib.Path:
         limits = raise_nofile()
         estimate = plan.estimate(self.s, len(selected))
         started_at = datetime.datetime.now(datetime.timezone.utc)
@@ -354,6 +360,20 @@ class Bench:
         print(f"\nbench: done in {plan.fmt(self.doc['duration_s'])} (estimated {plan.fmt(estimate['total_s'])}); "
               f"report: {self.dir / 'report.html'} and report.md")
         return self.dir
+
+
+@contextlib.contextmanager
+def exclusive():
+    """One benchmark at a time per RUN_DIR: two would share the backends, load each other's
+    numbers and break the verifier's read counts."""
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    with open(RUN_DIR / "bench.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"another benchmark is running with RUN_DIR={RUN_DIR} (it holds {lock.name}); "
+                             "wait for it, or give this one its own RUN_DIR and service ports") from None
+        yield
 
 
 def render(path) -> pathlib.Path:
