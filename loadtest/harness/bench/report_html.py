@@ -35,6 +35,8 @@ def charts(doc) -> str:
     names = [s["name"] for s in stacks]
     col = colours(doc)
     eps = report_md.endpoints(doc)
+    # wide enough for every stack's bar in every endpoint's group, no wider
+    wide = max(520, min(1300, 110 + len(eps) * (40 + 34 * max(1, len(names)))))
     out = []
     # 1. headline throughput per stack and endpoint, with the ceiling at the same concurrency
     values, marks = {}, {}
@@ -48,7 +50,7 @@ def charts(doc) -> str:
         if ceil and e != "sleep":
             marks[e] = max(ceil)
     out.append(svg.bar_chart("Throughput at each stack's best concurrency (median of repeats)", eps, names, values,
-                             "requests / s", col, marks))
+                             "requests / s", col, marks, width=wide))
     # 2. throughput vs concurrency per endpoint, knee circled, ceiling dashed
     lines_html = []
     for e in eps:
@@ -106,9 +108,9 @@ def charts(doc) -> str:
             peak, steady = report_md.memory_of(ep)
             mem_peak[(e, s["name"])] = peak / 2**20 if peak else None
     out.append(svg.bar_chart("Server CPU per request at the best concurrency (whole process tree)", eps, names, cpu,
-                             "CPU µs / request", col))
+                             "CPU µs / request", col, width=wide))
     out.append(svg.bar_chart("Peak RSS of the server's process tree during each endpoint's runs", eps, names, mem_peak,
-                             "MiB", col))
+                             "MiB", col, width=wide))
     return "\n".join(c for c in out if c)
 
 
