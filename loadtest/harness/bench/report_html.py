@@ -36,7 +36,7 @@ def charts(doc) -> str:
     col = colours(doc)
     eps = report_md.endpoints(doc)
     # wide enough for every stack's bar in every endpoint's group, no wider
-    wide = max(520, min(1300, 110 + len(eps) * (40 + 34 * max(1, len(names)))))
+    wide = max(660, min(1300, 110 + len(eps) * (40 + 34 * max(1, len(names)))))
     out = []
     # 1. headline throughput per stack and endpoint, with the ceiling at the same concurrency
     values, marks = {}, {}
@@ -107,9 +107,9 @@ def charts(doc) -> str:
             cpu[(e, s["name"])] = ep["headline"]["cpu_us_per_request"]["median"]
             peak, steady = report_md.memory_of(ep)
             mem_peak[(e, s["name"])] = peak / 2**20 if peak else None
-    out.append(svg.bar_chart("Server CPU per request at the best concurrency (whole process tree)", eps, names, cpu,
+    out.append(svg.bar_chart("Server CPU per request (whole process tree)", eps, names, cpu,
                              "CPU µs / request", col, width=wide))
-    out.append(svg.bar_chart("Peak RSS of the server's process tree during each endpoint's runs", eps, names, mem_peak,
+    out.append(svg.bar_chart("Peak RSS of the server's process tree", eps, names, mem_peak,
                              "MiB", col, width=wide))
     return "\n".join(c for c in out if c)
 

@@ -22,6 +22,8 @@ from .settings import DATA_ENDPOINTS, Settings
 
 RESULTS_ROOT = pathlib.Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
 WARMUP_CONNECTIONS = 64
+SETTLE_MAX = 10.0  # seconds to wait for a stack to drain the previous run's queue
+SETTLE_FAST = 0.2  # ... until GET /hello answers within this
 BEHIND_RATE = 0.9  # an open-loop run answering less than this share of the offered requests is flagged
 NOFILE_WANTED = 1 << 20
 
@@ -196,10 +198,26 @@ class Bench:
                 return {"seconds": round(elapsed, 1), "rounds": rounds, "stable": stable,
                         "rates_rps": rates, "connections": WARMUP_CONNECTIONS}
 
+    def settle(self, stack) -> float:
+        """Wait (at most SETTLE_MAX s) until /hello answers quickly again: work queued by the previous
+        run (1024 connections' worth of backend calls) must not spill into the next measurement."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < SETTLE_MAX:
+            t = time.monotonic()
+            try:
+                if fetch(stack.host, stack.port, "GET", "/hello", 2.0).status == 200 and time.monotonic() - t < SETTLE_FAST:
+                    break
+            except Exception:  # noqa: BLE001 - not answering yet is what we wait out
+                pass
+            time.sleep(0.1)
+        return round(time.monotonic() - t0, 2)
+
     def bench_endpoint(self, stack, root: int, endpoint: str) -> dict:
         out = {"sweep": [], "repeats": [], "open_loop": []}
         for c in self.s.concurrency:
+            settle = self.settle(stack)
             rec = self.closed_run(stack.url, endpoint, c, self.s.duration, root, f"{stack.name}-{endpoint}-c{c}.txt")
+            rec["settle_s"] = settle
             out["sweep"].append(rec)
             ratio = results.ratio(rec.get("throughput_rps"), results.ceiling_for(self.doc, endpoint, c))
             self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
@@ -211,8 +229,10 @@ class Bench:
         out["knee_connections"] = results.knee(points)
         out["peak_connections"] = best["connections"]
         for i in range(1, self.s.repeats):
+            settle = self.settle(stack)
             rec = self.closed_run(stack.url, endpoint, best["connections"], self.s.duration, root,
                                   f"{stack.name}-{endpoint}-c{best['connections']}-repeat{i}.txt")
+            rec["settle_s"] = settle
             out["repeats"].append(rec)
             self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
                      f"{stack.name:14} {endpoint:8} c={best['connections']:<5} {rec.get('throughput_rps') or 0:>10,.0f} "
@@ -230,11 +250,13 @@ class Bench:
             if not peak:
                 continue
             rate = peak * frac
+            settle = self.settle(stack)
             # The knee's connections sustained ~90% of the peak in closed loop, so they can carry a
             # fixed rate below it; the peak's (often 1024) would mostly measure connection set-up.
             rec = self.open_run(stack.url, endpoint, rate, out["knee_connections"] or best["connections"], root,
                                 f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
             rec["fraction_of_peak"] = frac
+            rec["settle_s"] = settle
             out["open_loop"].append(rec)
             lat = rec.get("latency_ms") or {}
             self.say(self.s.open_duration + plan.TOOL_OVERHEAD_S,
