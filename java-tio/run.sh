@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Foreground JVM (exec), configured only by the environment the harness passes.
+set -euo pipefail
+cd "$(dirname "$0")"
+exec java \
+  -Xms512m -Xmx512m -XX:+AlwaysPreTouch \
+  -XX:+UseParallelGC \
+  -DTIO_MAX_POOL_SIZE_FOR_GROUP=256 \
+  -DTIO_MAX_POOL_SIZE_FOR_TIO=64 \
+  -Dtio.default.read.buffer.size=20480 \
+  -cp "target/classes:target/lib/*" javatio.Main

@@ -1,0 +1,182 @@
+package javatio;
+
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.tio.core.ChannelContext;
+import org.tio.core.TioConfig;
+import org.tio.core.exception.TioDecodeException;
+import org.tio.core.intf.Packet;
+import org.tio.http.common.HttpRequestDecoder;
+import org.tio.http.common.Method;
+import org.tio.http.common.RequestLine;
+import org.tio.server.intf.TioServerHandler;
+
+/**
+ * t-io's three callbacks: decode (bytes -> Request, with t-io's HTTP request-line and header parser),
+ * handler (Request -> Reply), encode (Reply -> bytes).
+ *
+ * <p>Where this runs: decode and, in PacketHandlerMode.SINGLE_THREAD, handler too, run on the t-io
+ * group thread that completed the read (the AIO completion handler), and t-io issues the next read of
+ * this connection only after the handler returned. So a blocking backend call holds that thread and
+ * that connection, nothing else. /sleep does not block: it reserves its place in the connection's
+ * reply order and a timer thread sends the reply 10 ms later through Tio.send.
+ */
+final class HttpHandler implements TioServerHandler {
+    private static final Logger log = LoggerFactory.getLogger(HttpHandler.class);
+    private static final int MAX_BODY = 64 * 1024;
+    private static final int HELLO = 0, SLEEP = 1, REDIS = 2, MYSQL = 3, MEMCACHE = 4;
+    private static final Map<String, Integer> ROUTES = new HashMap<>();
+
+    static {
+        ROUTES.put("/hello", HELLO);
+        ROUTES.put("/sleep", SLEEP);
+        ROUTES.put("/redis", REDIS);
+        ROUTES.put("/mysql", MYSQL);
+        ROUTES.put("/memcache", MEMCACHE);
+    }
+
+    private final Reply.Kinds k;
+    private final Store[] stores = new Store[5];
+    private final long timeoutNanos;
+    private final ScheduledExecutorService timer;
+
+    HttpHandler(Reply.Kinds kinds, Store redis, Store mysql, Store memcache, int timeoutMs,
+                ScheduledExecutorService timer) {
+        this.k = kinds;
+        stores[REDIS] = redis;
+        stores[MYSQL] = mysql;
+        stores[MEMCACHE] = memcache;
+        this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        this.timer = timer;
+    }
+
+    // ------------------------------------------------------------------ decode
+
+    /**
+     * t-io's own HttpRequestDecoder.decode() is not used as a whole: it URL-decodes the query string
+     * itself and closes the connection on a malformed one (`%zz`), where the contract wants a 400.
+     * Its request-line and header parsers are used as they are.
+     */
+    @Override
+    public Packet decode(ByteBuffer buffer, int limit, int position, int readableLength, ChannelContext ctx)
+            throws TioDecodeException {
+        RequestLine line = HttpRequestDecoder.parseRequestLine(buffer, ctx);
+        if (line == null) {
+            return null; // incomplete: t-io keeps the bytes and calls again when more arrive
+        }
+        Map<String, String> headers = new HashMap<>(16);
+        if (!HttpRequestDecoder.parseHeaderLine(buffer, headers, 0, null)) {
+            return null;
+        }
+        if (headers.containsKey("transfer-encoding")) {
+            throw new TioDecodeException("chunked request bodies are not supported");
+        }
+        String cl = headers.get("content-length");
+        int contentLength = 0;
+        if (cl != null) {
+            try {
+                contentLength = Integer.parseInt(cl.trim());
+            } catch (NumberFormatException e) {
+                throw new TioDecodeException("bad Content-Length");
+            }
+            if (contentLength < 0 || contentLength > MAX_BODY) {
+                throw new TioDecodeException("Content-Length out of range");
+            }
+        }
+        if (buffer.remaining() < contentLength) {
+            ctx.setPacketNeededLength(buffer.position() - position + contentLength);
+            return null;
+        }
+        buffer.position(buffer.position() + contentLength); // request bodies are ignored
+
+        String connection = headers.get("connection");
+        boolean http10 = "1.0".equals(line.version);
+        boolean keepAlive;
+        if (http10) {
+            keepAlive = connection != null && hasToken(connection, "keep-alive");
+        } else {
+            keepAlive = connection == null || !hasToken(connection, "close");
+        }
+        return new Request(line.method, line.path, line.queryString, keepAlive, http10);
+    }
+
+    private static boolean hasToken(String header, String token) {
+        for (String part : header.split(",")) {
+            if (part.trim().equalsIgnoreCase(token)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------ encode
+
+    @Override
+    public ByteBuffer encode(Packet packet, TioConfig tioConfig, ChannelContext ctx) {
+        return ((Reply) packet).encode();
+    }
+
+    // ------------------------------------------------------------------ handler
+
+    @Override
+    public void handler(Packet packet, ChannelContext ctx) {
+        Request r = (Request) packet;
+        Conn c = (Conn) ctx.getAttribute(Conn.KEY);
+        if (c == null) {
+            c = new Conn(ctx);
+            ctx.setAttribute(Conn.KEY, c);
+        }
+        if (c.closing) {
+            return; // a previous request on this connection asked to close
+        }
+        int connection = !r.keepAlive ? Reply.CONN_CLOSE : r.http10 ? Reply.CONN_KEEP_ALIVE : Reply.CONN_NONE;
+        if (!r.keepAlive) {
+            c.closing = true;
+        }
+        boolean body = r.method != Method.HEAD;
+        Integer route = ROUTES.get(r.path);
+        if (route == null) {
+            c.reply(new Reply(k.notFound, Reply.NOT_FOUND, body, connection));
+            return;
+        }
+        if (r.method != Method.GET && r.method != Method.HEAD) {
+            c.reply(new Reply(k.notAllowed, Reply.NOT_ALLOWED, body, connection));
+            return;
+        }
+        switch (route) {
+            case HELLO -> c.reply(new Reply(k.text, Reply.HELLO, body, connection));
+            case SLEEP -> {
+                Object slot = c.reserve();
+                Reply reply = new Reply(k.text, Reply.SLEPT, body, connection);
+                Conn conn = c;
+                timer.schedule(() -> conn.complete(slot, reply), 10, TimeUnit.MILLISECONDS);
+            }
+            default -> c.reply(data(stores[route], r, body, connection));
+        }
+    }
+
+    private Reply data(Store store, Request r, boolean body, int connection) {
+        int id = Ids.parse(r.query);
+        if (id < 0) {
+            return new Reply(k.badRequest, Reply.BAD_REQUEST, body, connection);
+        }
+        try {
+            byte[] message = store.get(id, r.received + timeoutNanos);
+            if (message == null) {
+                return new Reply(k.notFound, Reply.NOT_FOUND, body, connection);
+            }
+            return new Reply(k.json, Json.greeting(id, message), body, connection);
+        } catch (Unavailable e) {
+            return new Reply(k.unavailable, Reply.UNAVAILABLE, body, connection);
+        } catch (Exception e) {
+            log.warn("{} {}?{}: 500", r.method, r.path, r.query, e);
+            return new Reply(k.error, Reply.ERROR, body, connection);
+        }
+    }
+}
