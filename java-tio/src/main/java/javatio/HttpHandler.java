@@ -32,6 +32,8 @@ final class HttpHandler implements TioServerHandler {
     private static final int MAX_BODY = 64 * 1024;
     private static final int HELLO = 0, SLEEP = 1, REDIS = 2, MYSQL = 3, MEMCACHE = 4;
     private static final Map<String, Integer> ROUTES = new HashMap<>();
+    /** Experiment switch for the README's /sleep measurement only: sleep on the handler thread. */
+    private static final boolean BLOCKING_SLEEP = Boolean.getBoolean("javatio.blockingSleep");
 
     static {
         ROUTES.put("/hello", HELLO);
@@ -152,6 +154,15 @@ final class HttpHandler implements TioServerHandler {
         switch (route) {
             case HELLO -> c.reply(new Reply(k.text, Reply.HELLO, body, connection));
             case SLEEP -> {
+                if (BLOCKING_SLEEP) {
+                    try {
+                        Thread.sleep(10);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    c.reply(new Reply(k.text, Reply.SLEPT, body, connection));
+                    return;
+                }
                 Object slot = c.reserve();
                 Reply reply = new Reply(k.text, Reply.SLEPT, body, connection);
                 Conn conn = c;
