@@ -3,6 +3,7 @@ package javatio;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -47,15 +48,18 @@ final class HttpHandler implements TioServerHandler {
     private final Store[] stores = new Store[5];
     private final long timeoutNanos;
     private final ScheduledExecutorService timer;
+    /** Where blocking backend calls run; null = inline on the t-io worker (experiment switch). */
+    private final Executor backend;
 
     HttpHandler(Reply.Kinds kinds, Store redis, Store mysql, Store memcache, int timeoutMs,
-                ScheduledExecutorService timer) {
+                ScheduledExecutorService timer, Executor backend) {
         this.k = kinds;
         stores[REDIS] = redis;
         stores[MYSQL] = mysql;
         stores[MEMCACHE] = memcache;
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         this.timer = timer;
+        this.backend = backend;
     }
 
     // ------------------------------------------------------------------ decode
@@ -168,15 +172,24 @@ final class HttpHandler implements TioServerHandler {
                 Conn conn = c;
                 timer.schedule(() -> conn.complete(slot, reply), 10, TimeUnit.MILLISECONDS);
             }
-            default -> c.reply(data(stores[route], r, body, connection));
+            default -> {
+                int id = Ids.parse(r.query);
+                if (id < 0) {
+                    c.reply(new Reply(k.badRequest, Reply.BAD_REQUEST, body, connection));
+                } else if (backend == null) {
+                    c.reply(fetch(stores[route], id, r, body, connection));
+                } else {
+                    // the blocking driver call runs on a virtual thread: the t-io worker returns at once
+                    Object slot = c.reserve();
+                    Conn conn = c;
+                    Store store = stores[route];
+                    backend.execute(() -> conn.complete(slot, fetch(store, id, r, body, connection)));
+                }
+            }
         }
     }
 
-    private Reply data(Store store, Request r, boolean body, int connection) {
-        int id = Ids.parse(r.query);
-        if (id < 0) {
-            return new Reply(k.badRequest, Reply.BAD_REQUEST, body, connection);
-        }
+    private Reply fetch(Store store, int id, Request r, boolean body, int connection) {
         try {
             byte[] message = store.get(id, r.received + timeoutNanos);
             if (message == null) {

@@ -1,5 +1,7 @@
 package javatio;
 
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import org.tio.core.PacketHandlerMode;
@@ -45,7 +47,11 @@ public final class Main {
         });
         timer.setRemoveOnCancelPolicy(true);
 
-        HttpHandler handler = new HttpHandler(new Reply.Kinds(name), redis, mysql, memcache, timeout, timer);
+        // Blocking backend calls run on virtual threads (one per request; waiting parks it, holds no
+        // OS thread); -Djavatio.backendOnWorker=true runs them inline on the t-io worker instead.
+        boolean onWorker = Boolean.getBoolean("javatio.backendOnWorker");
+        Executor backend = onWorker ? null : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
+        HttpHandler handler = new HttpHandler(new Reply.Kinds(name), redis, mysql, memcache, timeout, timer, backend);
         // t-io's two pools: "group" runs the AIO completion handlers (read, decode, and in SINGLE_THREAD
         // mode the handler), "tio" runs SendRunnable/CloseRunnable (and the handler in QUEUE mode).
         // Sizes come from t-io's own properties TIO_MAX_POOL_SIZE_FOR_GROUP / TIO_MAX_POOL_SIZE_FOR_TIO.
@@ -56,9 +62,9 @@ public final class Main {
         TioServer server = backlog > 0 ? new BacklogTioServer(config, backlog) : new TioServer(config);
         server.start(host, port);
         System.out.printf("java-tio listening on %s:%d (group threads %d, tio threads %d, mode %s, read buffer %d,"
-                        + " backlog %s, pools redis %d mysql %d memcache %d)%n",
+                        + " backlog %s, pools redis %d mysql %d memcache %d, backend calls on %s)%n",
                 host, port, Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO, mode,
                 config.getReadBufferSize(), backlog > 0 ? backlog : "t-io default (JDK 50)",
-                redisPool, mysqlPool, memcacheConns);
+                redisPool, mysqlPool, memcacheConns, onWorker ? "the t-io worker" : "virtual threads");
     }
 }
