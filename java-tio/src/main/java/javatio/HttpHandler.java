@@ -22,11 +22,11 @@ import org.tio.server.intf.TioServerHandler;
  * t-io's three callbacks: decode (bytes -> Request, with t-io's HTTP request-line and header parser),
  * handler (Request -> Reply), encode (Reply -> bytes).
  *
- * <p>Where this runs: decode and, in PacketHandlerMode.SINGLE_THREAD, handler too, run on the t-io
- * group thread that completed the read (the AIO completion handler), and t-io issues the next read of
- * this connection only after the handler returned. So a blocking backend call holds that thread and
- * that connection, nothing else. /sleep does not block: it reserves its place in the connection's
- * reply order and a timer thread sends the reply 10 ms later through Tio.send.
+ * <p>Where this runs: decode on the t-io group thread that completed the read (the AIO completion
+ * handler); handler on a t-io worker (PacketHandlerMode.QUEUE, one at a time per connection). The
+ * handler never blocks: /sleep reserves its place in the connection's reply order and a timer thread
+ * sends the reply 10 ms later through Tio.send; a data request does the same with a virtual thread
+ * that makes the (blocking) driver call.
  */
 final class HttpHandler implements TioServerHandler {
     private static final Logger log = LoggerFactory.getLogger(HttpHandler.class);

@@ -13,7 +13,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPool;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
-/** Jedis through a fixed-size JedisPool; one blocking GET per request on the calling (t-io) thread. */
+/** Jedis through a fixed-size JedisPool; one blocking GET per request on the calling (virtual) thread. */
 final class RedisStore implements Store {
     private final JedisPool pool;
     private final int size;
