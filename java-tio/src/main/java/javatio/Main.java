@@ -19,7 +19,7 @@ public final class Main {
         // Experiment switches (system properties) for the tuning runs; run.sh passes the chosen values.
         int redisPool = Env.prop("javatio.redisPool", 32);
         int mysqlPool = Env.prop("javatio.mysqlPool", 16);
-        int memcacheConns = Env.prop("javatio.memcacheConns", 2);
+        int memcacheConns = Env.prop("javatio.memcacheConns", 1);
         int backlog = Env.prop("javatio.backlog", 1024);
         PacketHandlerMode mode = PacketHandlerMode.valueOf(System.getProperty("javatio.packetHandlerMode", "QUEUE"));
         try {

@@ -14,7 +14,7 @@ import net.rubyeye.xmemcached.transcoders.CompressionMode;
 import net.rubyeye.xmemcached.transcoders.Transcoder;
 
 /**
- * xmemcached: NIO, a few multiplexed connections; the caller blocks on a latch until the reply
+ * xmemcached: NIO, one multiplexed connection (its default); the caller blocks on a latch until the reply
  * (or the op timeout). Replies are matched to commands in order, a timed-out command stays queued
  * and swallows its own late reply, so nothing desyncs after a freeze.
  */
