@@ -15,7 +15,6 @@ import org.tio.core.exception.TioDecodeException;
 import org.tio.core.intf.Packet;
 import org.tio.http.common.HttpRequestDecoder;
 import org.tio.http.common.Method;
-import org.tio.http.common.RequestLine;
 import org.tio.server.intf.TioServerHandler;
 
 /**
@@ -67,12 +66,14 @@ final class HttpHandler implements TioServerHandler {
     /**
      * t-io's own HttpRequestDecoder.decode() is not used as a whole: it URL-decodes the query string
      * itself and closes the connection on a malformed one (`%zz`), where the contract wants a 400.
-     * Its request-line and header parsers are used as they are.
+     * Its request-line parser is not used either: it takes the method and path strings from StrCache,
+     * a cache keyed by a 31-hash of the bytes only, so a path whose hash collides with a cached one
+     * comes back as that one (GET /helmP was answered as /hello). Its header parser is used.
      */
     @Override
     public Packet decode(ByteBuffer buffer, int limit, int position, int readableLength, ChannelContext ctx)
             throws TioDecodeException {
-        RequestLine line = HttpRequestDecoder.parseRequestLine(buffer, ctx);
+        Line line = requestLine(buffer);
         if (line == null) {
             return null; // incomplete: t-io keeps the bytes and calls again when more arrive
         }
@@ -102,14 +103,65 @@ final class HttpHandler implements TioServerHandler {
         buffer.position(buffer.position() + contentLength); // request bodies are ignored
 
         String connection = headers.get("connection");
-        boolean http10 = "1.0".equals(line.version);
+        boolean http10 = line.http10;
         boolean keepAlive;
         if (http10) {
             keepAlive = connection != null && hasToken(connection, "keep-alive");
         } else {
             keepAlive = connection == null || !hasToken(connection, "close");
         }
-        return new Request(line.method, line.path, line.queryString, keepAlive, http10);
+        return new Request(line.method, line.path, line.query, keepAlive, http10);
+    }
+
+    private static final int MAX_REQUEST_LINE = 8192;
+
+    private record Line(Method method, String path, String query, boolean http10) {}
+
+    /** "METHOD SP target SP HTTP/1.x" up to LF; null while incomplete. */
+    private static Line requestLine(ByteBuffer buffer) throws TioDecodeException {
+        int start = buffer.position(), limit = buffer.limit();
+        int eol = -1;
+        for (int i = start; i < limit; i++) {
+            if (buffer.get(i) == '\n') {
+                eol = i;
+                break;
+            }
+        }
+        if (eol < 0) {
+            if (limit - start > MAX_REQUEST_LINE) {
+                throw new TioDecodeException("request line too long");
+            }
+            return null;
+        }
+        int end = eol > start && buffer.get(eol - 1) == '\r' ? eol - 1 : eol;
+        int sp1 = -1, sp2 = -1;
+        for (int i = start; i < end; i++) {
+            if (buffer.get(i) == ' ') {
+                if (sp1 < 0) {
+                    sp1 = i;
+                } else {
+                    sp2 = i;
+                }
+            }
+        }
+        if (sp1 <= start || sp2 < 0 || sp2 == sp1 + 1 || end - sp2 - 1 != 8) {
+            throw new TioDecodeException("malformed request line");
+        }
+        String version = ascii(buffer, sp2 + 1, end);
+        if (!version.startsWith("HTTP/1.")) {
+            throw new TioDecodeException("not HTTP/1.x");
+        }
+        String target = ascii(buffer, sp1 + 1, sp2);
+        int q = target.indexOf('?');
+        buffer.position(eol + 1);
+        return new Line(Method.from(ascii(buffer, start, sp1)), q < 0 ? target : target.substring(0, q),
+                q < 0 ? "" : target.substring(q + 1), version.equals("HTTP/1.0"));
+    }
+
+    private static String ascii(ByteBuffer b, int from, int to) {
+        byte[] bytes = new byte[to - from];
+        b.get(from, bytes);
+        return new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
     private static boolean hasToken(String header, String token) {
