@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Foreground JVM (exec), configured only by the environment the harness passes.
+# The JVM and t-io flags are explained and measured in README.md ("Tuning").
+set -euo pipefail
+cd "$(dirname "$0")"
+FLAGS="-Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:+UseParallelGC -DTIO_MAX_POOL_SIZE_FOR_GROUP=256 -DTIO_MAX_POOL_SIZE_FOR_TIO=64 -Dtio.default.read.buffer.size=20480"
+# shellcheck disable=SC2086
+exec java $FLAGS -cp "target/classes:target/lib/*" javatio.Main

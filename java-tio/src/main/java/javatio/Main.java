@@ -1,0 +1,70 @@
+package javatio;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+
+import org.tio.core.PacketHandlerMode;
+import org.tio.server.TioServer;
+import org.tio.server.TioServerConfig;
+import org.tio.utils.Threads;
+
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) throws Exception {
+        String host, name;
+        int port, timeout;
+        Store redis, mysql, memcache;
+        // Experiment switches (system properties) for the tuning runs; run.sh passes the chosen values.
+        int redisPool = Env.prop("javatio.redisPool", 32);
+        int mysqlPool = Env.prop("javatio.mysqlPool", 16);
+        int memcacheConns = Env.prop("javatio.memcacheConns", 1);
+        int backlog = Env.prop("javatio.backlog", 1024);
+        PacketHandlerMode mode = PacketHandlerMode.valueOf(System.getProperty("javatio.packetHandlerMode", "QUEUE"));
+        try {
+            host = Env.str("HOST");
+            port = Env.integer("PORT");
+            name = Env.str("STACK_NAME");
+            timeout = Env.integer("BACKEND_TIMEOUT_MS");
+            redis = new RedisStore(Env.str("REDIS_HOST"), Env.integer("REDIS_PORT"), timeout, redisPool);
+            mysql = new MysqlStore(Env.str("MYSQL_HOST"), Env.integer("MYSQL_PORT"), Env.str("MYSQL_USER"),
+                    Env.str("MYSQL_PASSWORD"), Env.str("MYSQL_DATABASE"), timeout, mysqlPool);
+            memcache = new MemcacheStore(Env.str("MEMCACHE_HOST"), Env.integer("MEMCACHE_PORT"), timeout, memcacheConns);
+        } catch (IllegalStateException e) {
+            System.err.println("java-tio: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        redis.warm();
+        mysql.warm();
+        memcache.warm();
+
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "sleep-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+
+        // Blocking backend calls run on virtual threads (one per request; waiting parks it, holds no
+        // OS thread); -Djavatio.backendOnWorker=true runs them inline on the t-io worker instead.
+        boolean onWorker = Boolean.getBoolean("javatio.backendOnWorker");
+        Executor backend = onWorker ? null : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
+        HttpHandler handler = new HttpHandler(new Reply.Kinds(name), redis, mysql, memcache, timeout, timer, backend);
+        // t-io's two pools: "group" runs the AIO completion handlers (read, decode, and in SINGLE_THREAD
+        // mode the handler), "tio" runs SendRunnable/CloseRunnable (and the handler in QUEUE mode).
+        // Sizes come from t-io's own properties TIO_MAX_POOL_SIZE_FOR_GROUP / TIO_MAX_POOL_SIZE_FOR_TIO.
+        TioServerConfig config = new TioServerConfig(name, handler, new Listener(),
+                Threads.getTioExecutor(), Threads.getGroupExecutor());
+        config.packetHandlerMode = mode;
+        config.setHeartbeatTimeout(20_000); // what t-io's HttpServerStarter sets: idle keep-alive closed after 20 s
+        TioServer server = backlog > 0 ? new BacklogTioServer(config, backlog) : new TioServer(config);
+        server.start(host, port);
+        System.out.printf("java-tio listening on %s:%d (group threads %d, tio threads %d, mode %s, read buffer %d,"
+                        + " backlog %s, pools redis %d mysql %d memcache %d, backend calls on %s)%n",
+                host, port, Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO, mode,
+                config.getReadBufferSize(), backlog > 0 ? backlog : "t-io default (JDK 50)",
+                redisPool, mysqlPool, memcacheConns, onWorker ? "the t-io worker" : "virtual threads");
+    }
+}
