@@ -16,8 +16,11 @@ def _first_line(cmd: list[str], cwd=None, env=None, timeout=15, require_ok=False
         return None
     if require_ok and proc.returncode != 0:
         return None
-    text = (proc.stdout or proc.stderr).strip()
+    text = ANSI.sub("", (proc.stdout or proc.stderr)).strip()
     return text.splitlines()[0].strip() if text else None
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # mvn colours its version line
 
 
 def runtime_version(cmd: str, cwd=None, env=None) -> str | None:
@@ -109,7 +112,8 @@ def stack_versions(stack) -> dict:
     (`<cmd> --version`), and the name=version lines of its manifest's optional `versions` command."""
     env = stack.env()
     out = dict(library_versions(stack.dir))
-    for cmd in stack.requires:
+    # The runtimes its toolchain selects (with the stack's own PATH/JAVA_HOME), then its required commands.
+    for cmd in [*stack.toolchain, *[c for c in stack.requires if c not in stack.toolchain]]:
         line = runtime_version(cmd, cwd=stack.dir, env=env)
         if line:
             out[cmd] = line
