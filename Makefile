@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench report clean
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,9 +51,11 @@ test: setup ## everything CI proves: services, verify every available stack, har
 bench-all: setup ## build, verify and benchmark every available stack -> results/latest/report.html (QUICK=1: fast pass)
 	$(HARNESS) bench
 
-bench: setup ## one slice: make bench STACK=x [ENDPOINT=hello,redis] [QUICK=1]
-	@test -n "$(STACK)" || { echo "usage: make bench STACK=<name> [ENDPOINT=<endpoint>] [QUICK=1] (see make list)"; exit 2; }
+bench: bench-args setup ## one slice: make bench STACK=x [ENDPOINT=hello,redis] [QUICK=1]
 	$(HARNESS) bench
+
+bench-args:
+	@test -n "$(STACK)" || { echo "usage: make bench STACK=<name> [ENDPOINT=<endpoint>] [QUICK=1] (see make list)"; exit 2; }
 
 RESULTS ?= results/latest
 report: $(VENV)/.installed ## re-render report.md and report.html from a results.json (RESULTS=dir, default results/latest)
