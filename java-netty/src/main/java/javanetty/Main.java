@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
  * only from the environment) are JVM system properties set in stack.toml's run command:
  * -Dtransport=auto|io_uring|epoll|nio, -DeventLoops=N (default: one per core),
- * -Dmysql.pool=N, -Dallocator=pooled|adaptive.
+ * -Dmysql.pool=N, -Dallocator=pooled|adaptive, -Dparser=own|netty.
  */
 public final class Main {
     public static void main(String[] args) throws Exception {
@@ -54,6 +54,11 @@ public final class Main {
                 .setMaxInitialLineLength(8192)
                 .setMaxHeaderSize(8192)
                 .setValidateHeaders(false); // we never echo a header back, so validating costs and buys nothing
+        boolean nettyParser = switch (System.getProperty("parser", "own")) {
+            case "own" -> false;
+            case "netty" -> true;
+            default -> throw new IllegalArgumentException("-Dparser must be own or netty");
+        };
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
                 .channel(transport.serverChannel())
@@ -65,14 +70,14 @@ public final class Main {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new HttpRequestDecoder(decoderConfig),
-                                new HttpHandler(app, responses.get(ch.eventLoop())));
+                        if (nettyParser) ch.pipeline().addLast(new HttpRequestDecoder(decoderConfig));
+                        ch.pipeline().addLast(new HttpHandler(app, responses.get(ch.eventLoop())));
                     }
                 });
         Channel server = bootstrap.bind(config.host(), config.port()).sync().channel();
-        System.out.printf("java-netty listening on %s:%d: transport %s, %d event loop(s), mysql pool %d, %s, JDK %s%n",
+        System.out.printf("java-netty listening on %s:%d: transport %s, %d event loop(s), mysql pool %d, %s, parser %s, JDK %s%n",
                 config.host(), config.port(), transport.name(), loops, mysqlPool,
-                alloc.getClass().getSimpleName(), Runtime.version());
+                alloc.getClass().getSimpleName(), nettyParser ? "netty" : "own", Runtime.version());
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
