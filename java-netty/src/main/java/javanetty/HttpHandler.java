@@ -32,6 +32,8 @@ import java.util.concurrent.TimeoutException;
  * see README).
  */
 final class HttpHandler extends ByteToMessageDecoder {
+    /** -Dflush=each flushes every response on its own (for comparison); the default batches per read. */
+    private static final boolean BATCH_FLUSH = !"each".equals(System.getProperty("flush", "batched"));
     private static final int MAX_HEAD = 16 * 1024;
     private static final int MAX_BODY = 64 * 1024;
     static final int ROUTE_HELLO = 0, ROUTE_SLEEP = 1, ROUTE_REDIS = 2, ROUTE_MYSQL = 3, ROUTE_MEMCACHE = 4,
@@ -400,7 +402,7 @@ final class HttpHandler extends ByteToMessageDecoder {
             wrote = true;
         }
         if (wrote) {
-            if (reading) {
+            if (reading && BATCH_FLUSH) {
                 flushPending = true;
             } else {
                 ctx.flush();
@@ -413,7 +415,7 @@ final class HttpHandler extends ByteToMessageDecoder {
             ctx.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
         } else {
             ctx.write(buf, ctx.voidPromise());
-            if (reading) {
+            if (reading && BATCH_FLUSH) {
                 flushPending = true;
             } else {
                 ctx.flush();

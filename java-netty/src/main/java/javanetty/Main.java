@@ -25,7 +25,18 @@ import java.util.concurrent.TimeUnit;
  * -Dmysql.pool=N, -Dallocator=pooled|adaptive, -Dparser=own|netty.
  */
 public final class Main {
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run();
+        } catch (Throwable t) {
+            // Lettuce's and Vert.x's threads are not daemons: without this a failed start would linger.
+            System.err.println("java-netty: failed to start: " + t);
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static void run() throws Exception {
         Config config = Config.fromEnv();
         Transport transport = Transport.choose(System.getProperty("transport", "auto"));
         int cores = Runtime.getRuntime().availableProcessors();

@@ -55,15 +55,31 @@ final class Mysql implements Backend {
         pool = MySQLBuilder.pool().with(options).connectingTo(connect).using(vertx).build();
     }
 
-    /** Opens all pool connections at once and runs the query once on each (which prepares it there). */
-    void warm() throws Exception {
-        List<Future<SqlConnection>> held = new ArrayList<>();
-        for (int i = 0; i < size; i++) held.add(pool.getConnection());
-        List<Future<?>> queries = new ArrayList<>();
-        for (Future<SqlConnection> f : held) {
-            queries.add(f.compose(c -> c.preparedQuery(SQL).execute(Tuple.of(1)).eventually(c::close)));
+    /**
+     * Opens all pool connections at once and runs the query once on each (which prepares it there).
+     * A busy box can make one round slower than the pool's 1 s wait, so it is retried for up to 30 s;
+     * after that the server starts anyway and the pool connects lazily (and says so).
+     */
+    void warm() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            List<Future<SqlConnection>> held = new ArrayList<>();
+            for (int i = 0; i < size; i++) held.add(pool.getConnection());
+            List<Future<?>> queries = new ArrayList<>();
+            for (Future<SqlConnection> f : held) {
+                queries.add(f.compose(c -> c.preparedQuery(SQL).execute(Tuple.of(1)).eventually(c::close)));
+            }
+            try {
+                Future.all(queries).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+                return;
+            } catch (Exception e) {
+                if (System.nanoTime() > deadline) {
+                    System.err.println("java-netty: MySQL pool not warmed (" + e + "); continuing, it connects on demand");
+                    return;
+                }
+                Thread.sleep(200);
+            }
         }
-        Future.all(queries).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 
     @Override

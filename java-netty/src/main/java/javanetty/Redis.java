@@ -51,8 +51,26 @@ final class Redis implements Backend {
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
                 .socketOptions(SocketOptions.builder().connectTimeout(timeout).tcpNoDelay(true).build())
                 .build());
-        connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+        connection = connect(client);
         commands = connection.async();
+    }
+
+    /** The first connect is retried for up to 30 s (a busy box or a Redis still starting); then it fails the start. */
+    private static StatefulRedisConnection<String, byte[]> connect(RedisClient client) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                return client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) throw e;
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     @Override
