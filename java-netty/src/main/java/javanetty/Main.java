@@ -41,7 +41,7 @@ public final class Main {
         Transport transport = Transport.choose(System.getProperty("transport", "auto"));
         int cores = Runtime.getRuntime().availableProcessors();
         int loops = Integer.getInteger("eventLoops", cores);
-        int mysqlPool = Integer.getInteger("mysql.pool", 4 * cores);
+        int mysqlPool = Integer.getInteger("mysql.pool", 16 * cores);
         ByteBufAllocator alloc = switch (System.getProperty("allocator", "pooled")) {
             case "pooled" -> PooledByteBufAllocator.DEFAULT;
             case "adaptive" -> new io.netty.buffer.AdaptiveByteBufAllocator();
