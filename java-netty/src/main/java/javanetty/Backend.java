@@ -12,5 +12,13 @@ interface Backend {
     interface Reply {
         /** message: the stored UTF-8 bytes, or null when the backend holds no such row; error: non-null on failure. */
         void done(byte[] message, Throwable error);
+
+        /**
+         * True once the request has been answered anyway (503 on the deadline, or the client is
+         * gone): a client that queues work (the MySQL pool) can then skip it. Any thread.
+         */
+        default boolean abandoned() {
+            return false;
+        }
     }
 }

@@ -64,7 +64,7 @@ final class HttpHandler extends ByteToMessageDecoder {
         final byte[] extraHeader;
         ByteBuf buf;
         ScheduledFuture<?> timer;
-        boolean done;
+        volatile boolean done; // read by backend threads through Reply.abandoned()
 
         Slot(boolean head, boolean close, byte[] extraHeader) {
             this.head = head;
@@ -346,11 +346,19 @@ final class HttpHandler extends ByteToMessageDecoder {
         Slot s = enqueue(head, close, extra);
         EventLoop loop = ctx.channel().eventLoop();
         s.timer = loop.schedule(() -> finish(s, id, null, TIMEOUT), app.timeoutMs, TimeUnit.MILLISECONDS);
-        backend.get(id, loop, (message, error) -> {
-            if (loop.inEventLoop()) {
-                finish(s, id, message, error);
-            } else {
-                loop.execute(() -> finish(s, id, message, error));
+        backend.get(id, loop, new Backend.Reply() {
+            @Override
+            public void done(byte[] message, Throwable error) {
+                if (loop.inEventLoop()) {
+                    finish(s, id, message, error);
+                } else {
+                    loop.execute(() -> finish(s, id, message, error));
+                }
+            }
+
+            @Override
+            public boolean abandoned() {
+                return s.done;
             }
         });
     }
