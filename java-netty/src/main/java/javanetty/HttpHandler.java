@@ -103,6 +103,19 @@ final class HttpHandler extends ByteToMessageDecoder {
             ctx.flush();
         }
         super.channelReadComplete(ctx);
+        // A client that pipelines without reading its answers: stop reading until they drain,
+        // instead of queueing unbounded responses in memory.
+        if (!ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable() && !ctx.channel().config().isAutoRead()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        super.channelWritabilityChanged(ctx);
     }
 
     @Override
@@ -128,6 +141,12 @@ final class HttpHandler extends ByteToMessageDecoder {
             if (closing) {
                 in.skipBytes(in.readableBytes());
                 return;
+            }
+            // Empty lines before a request line are ignored (RFC 9112, 2.2).
+            byte first = in.getByte(in.readerIndex());
+            if (first == '\r' || first == '\n') {
+                in.skipBytes(1);
+                continue;
             }
             int start = in.readerIndex();
             int limit = in.writerIndex();
