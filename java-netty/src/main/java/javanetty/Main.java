@@ -1,0 +1,102 @@
+package javanetty;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.util.concurrent.EventExecutor;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
+ * only from the environment) are JVM system properties set in stack.toml's run command:
+ * -Dtransport=auto|io_uring|epoll|nio, -DeventLoops=N (default: one per core),
+ * -Dmysql.pool=N, -Dallocator=pooled|adaptive, -Dparser=own|netty.
+ */
+public final class Main {
+    public static void main(String[] args) {
+        try {
+            run();
+        } catch (Throwable t) {
+            // Lettuce's and Vert.x's threads are not daemons: without this a failed start would linger.
+            System.err.println("java-netty: failed to start: " + t);
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static void run() throws Exception {
+        Config config = Config.fromEnv();
+        Transport transport = Transport.choose(System.getProperty("transport", "auto"));
+        int cores = Runtime.getRuntime().availableProcessors();
+        int loops = Integer.getInteger("eventLoops", cores);
+        int mysqlPool = Integer.getInteger("mysql.pool", 16 * cores);
+        ByteBufAllocator alloc = switch (System.getProperty("allocator", "pooled")) {
+            case "pooled" -> PooledByteBufAllocator.DEFAULT;
+            case "adaptive" -> new io.netty.buffer.AdaptiveByteBufAllocator();
+            default -> throw new IllegalArgumentException("-Dallocator must be pooled or adaptive");
+        };
+
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(loops, transport.factory());
+        Map<EventExecutor, Responses> responses = new IdentityHashMap<>();
+        for (EventExecutor e : group) {
+            responses.put(e, e.submit(() -> new Responses((EventLoop) e)).get());
+        }
+
+        Redis redis = new Redis(config, cores);
+        Mysql mysql = new Mysql(config, cores, mysqlPool);
+        Memcache memcache = new Memcache(config, group, transport);
+        mysql.warm();
+        memcache.warm();
+        App app = new App(redis, mysql, memcache, config.backendTimeoutMs());
+
+        HttpDecoderConfig decoderConfig = new HttpDecoderConfig()
+                .setMaxInitialLineLength(8192)
+                .setMaxHeaderSize(8192)
+                .setValidateHeaders(false); // we never echo a header back, so validating costs and buys nothing
+        boolean nettyParser = switch (System.getProperty("parser", "own")) {
+            case "own" -> false;
+            case "netty" -> true;
+            default -> throw new IllegalArgumentException("-Dparser must be own or netty");
+        };
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(group)
+                .channel(transport.serverChannel())
+                .option(ChannelOption.SO_BACKLOG, 4096)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .option(ChannelOption.ALLOCATOR, alloc)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, alloc)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (nettyParser) ch.pipeline().addLast(new HttpRequestDecoder(decoderConfig));
+                        ch.pipeline().addLast(new HttpHandler(app, responses.get(ch.eventLoop())));
+                    }
+                });
+        Channel server = bootstrap.bind(config.host(), config.port()).sync().channel();
+        System.out.printf("java-netty listening on %s:%d: transport %s, %d event loop(s), mysql pool %d, %s, parser %s, JDK %s%n",
+                config.host(), config.port(), transport.name(), loops, mysqlPool,
+                alloc.getClass().getSimpleName(), nettyParser ? "netty" : "own", Runtime.version());
+
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
+            memcache.close();
+            redis.close();
+            mysql.close();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
+        }));
+        server.closeFuture().sync();
+    }
+}
