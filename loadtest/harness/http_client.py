@@ -81,8 +81,14 @@ class Connection:
         for method, target, h in framed:
             # Only advances h11's state (it must know each request: a HEAD response has no body);
             # the bytes already went out above, all in one write.
+            # h11 refuses to send anything but HTTP/1.1 ("I only send HTTP/1.1"), and it is only
+            # told here to track state: an HTTP/1.0 request without keep-alive is tracked as an
+            # HTTP/1.1 request that asked to close, which is what it means.
+            tracked = h
+            if version != "1.1" and not any(k.lower() == "connection" for k, _ in h):
+                tracked = h + [("Connection", "close")]
             try:
-                self.parser.send(h11.Request(method=method, target=target, headers=h, http_version=version))
+                self.parser.send(h11.Request(method=method, target=target, headers=tracked, http_version="1.1"))
                 self.parser.send(h11.EndOfMessage())
             except h11.LocalProtocolError as e:
                 raise HttpError(f"connection not reusable after the previous response: {e}") from None
