@@ -19,9 +19,8 @@ mkdir -p "$run_dir/tmp"
 rm -f "$run_dir/php-fpm.sock"
 
 # Tuning (see README "Tuning"): the FPM pool size, and JIT on or off.
-max_children=64
+max_children=32
 jit=tracing
-keepalive=$max_children
 
 # Descriptors: nginx holds a client socket and an upstream socket per request. Raise the soft
 # limit to the hard one (capped at 65536); nginx gets the same through worker_rlimit_nofile.
@@ -49,7 +48,6 @@ render() { # render <template> <output>: replace the @NAME@ placeholders
     text="${text//@TIMEOUT_MS@/$BACKEND_TIMEOUT_MS}"
     text="${text//@MYSQL_TIMEOUT_S@/$(( (BACKEND_TIMEOUT_MS + 999) / 1000 ))}"
     text="${text//@MAX_CHILDREN@/$max_children}"
-    text="${text//@KEEPALIVE@/$keepalive}"
     text="${text//@JIT@/$jit}"
     text="${text//@NOFILE@/$nofile}"
     text="${text//@CONNECTIONS@/$(( nofile / 2 ))}"
@@ -60,6 +58,7 @@ render() { # render <template> <output>: replace the @NAME@ placeholders
 }
 render "$here/conf/nginx.conf" "$run_dir/nginx.conf" "$user_nginx"
 render "$here/conf/fastcgi_params.conf" "$run_dir/fastcgi_params.conf"
+render "$here/conf/deadline.conf" "$run_dir/deadline.conf"
 render "$here/conf/php-fpm.conf" "$run_dir/php-fpm.conf" "$user_fpm"
 render "$here/conf/php.ini" "$run_dir/php.ini"
 

@@ -432,9 +432,27 @@ if (!extension_loaded('curl')) {
     $hooks &= ~(SWOOLE_HOOK_CURL | SWOOLE_HOOK_NATIVE_CURL);
 }
 
+/** The CPUs this process may run on (its affinity mask, as `taskset` sets it), else all of them. */
+function usable_cpus(): int
+{
+    $status = @file_get_contents('/proc/self/status');
+    if ($status !== false && preg_match('/^Cpus_allowed_list:\s*(\S+)/m', $status, $m)) {
+        $n = 0;
+        foreach (explode(',', $m[1]) as $range) {
+            $ends = explode('-', $range);
+            $n += count($ends) === 2 ? (int) $ends[1] - (int) $ends[0] + 1 : 1;
+        }
+        if ($n > 0) {
+            return $n;
+        }
+    }
+    return swoole_cpu_num();
+}
+
 $server = new Server($config['HOST'], (int) $config['PORT'], SWOOLE_BASE);
 $server->set([
-    'worker_num' => swoole_cpu_num(),
+    // One worker per usable core: a worker is one event loop on one thread.
+    'worker_num' => usable_cpus(),
     'enable_coroutine' => true,
     'hook_flags' => $hooks,
     'max_coroutine' => 100000,

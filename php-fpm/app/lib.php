@@ -154,6 +154,12 @@ function fetch_memcache(int $id): ?string
         $mc->addServer(env('MEMCACHE_HOST'), (int) env('MEMCACHE_PORT'));
     }
     $value = $mc->get("greeting:$id");
+    if ($value === false && $mc->getResultCode() === Memcached::RES_CONNECTION_FAILURE) {
+        // The persistent connection was closed by the other end (memcached restarted since this
+        // worker last used it): the request never reached a server. Once more, on a new
+        // connection. A timeout is never retried (the server may have read the request).
+        $value = $mc->get("greeting:$id");
+    }
     if ($value === false) {
         $code = $mc->getResultCode();
         if ($code === Memcached::RES_NOTFOUND) {
