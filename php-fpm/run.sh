@@ -16,7 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 app="$here/app"
 run_dir="$(mkdir -p "$RUN_DIR" && cd "$RUN_DIR" && pwd)"
 mkdir -p "$run_dir/tmp"
-rm -f "$run_dir/php-fpm.sock"
+rm -f "$run_dir/php-fpm.sock" "$run_dir/php-fpm-deadline.sock"
 
 # Tuning (see README "Tuning"): the FPM pool size, and JIT on or off.
 max_children=32
@@ -58,7 +58,6 @@ render() { # render <template> <output>: replace the @NAME@ placeholders
 }
 render "$here/conf/nginx.conf" "$run_dir/nginx.conf" "$user_nginx"
 render "$here/conf/fastcgi_params.conf" "$run_dir/fastcgi_params.conf"
-render "$here/conf/deadline.conf" "$run_dir/deadline.conf"
 render "$here/conf/php-fpm.conf" "$run_dir/php-fpm.conf" "$user_fpm"
 render "$here/conf/php.ini" "$run_dir/php.ini"
 
@@ -76,7 +75,7 @@ trap 'stop; exit 0' TERM INT
 php-fpm8.2 -F -c "$run_dir/php.ini" -y "$run_dir/php-fpm.conf" -p "$run_dir" &
 fpm_pid=$!
 for _ in $(seq 100); do
-    [[ -S "$run_dir/php-fpm.sock" ]] && break
+    [[ -S "$run_dir/php-fpm.sock" && -S "$run_dir/php-fpm-deadline.sock" ]] && break
     kill -0 "$fpm_pid" 2>/dev/null || { echo "php-fpm: php-fpm8.2 exited while starting" >&2; exit 1; }
     sleep 0.05
 done

@@ -174,8 +174,8 @@ function fetch_memcache(int $id): ?string
 function handle(array $server): void
 {
     if (isset($server['APP_DEADLINE'])) {
-        // nginx's fastcgi_read_timeout fired (BACKEND_TIMEOUT_MS without an answer from the
-        // worker, waiting for a free worker included): conf/nginx.conf sends the request here.
+        // The [deadline] pool: nginx's fastcgi_read_timeout fired for a /mysql request (no answer
+        // within BACKEND_TIMEOUT_MS, waiting for a free worker included). conf/nginx.conf.
         error_response(503);
         return;
     }
