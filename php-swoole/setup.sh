@@ -16,8 +16,8 @@ if ! timeout 20 pecl channel-update pecl.php.net; then
 fi
 sudo=""
 [[ "$(id -u)" == 0 ]] || sudo="sudo"
-# Answers the configure prompts with their defaults; the build takes a few minutes.
-yes '' | timeout 900 $sudo pecl install -f "swoole-$SWOOLE_VERSION"
+# Empty answers take the defaults of pecl's configure prompts; the build takes a few minutes.
+printf '\n%.0s' {1..20} | timeout 900 $sudo pecl install -f "swoole-$SWOOLE_VERSION"
 ini_dir="$(php -r 'echo PHP_CONFIG_FILE_SCAN_DIR;')"
 echo "extension=swoole.so" | $sudo tee "$ini_dir/20-swoole.ini" >/dev/null
 php -m | grep -qx swoole
