@@ -1,0 +1,12 @@
+<?php
+// The front controller: every request nginx receives comes here (SCRIPT_FILENAME is fixed in
+// conf/nginx.conf). Routing order per the contract: path -> method -> id -> backend.
+// The functions live in lib.php, which OPcache preloads (conf/php.ini: opcache.preload); when
+// preloading is off, the require below loads them from the opcode cache instead.
+declare(strict_types=1);
+
+if (!function_exists('respond')) {
+    require __DIR__ . '/lib.php';
+}
+
+handle($_SERVER);

@@ -1,0 +1,228 @@
+<?php
+// Handlers for the endpoint contract (shared-schema/CONTRACT.md), run by PHP-FPM workers.
+//
+// Each worker is a process that handles one request at a time, so what a request blocks on
+// (a backend read, the 10 ms sleep) holds its worker; the pool size (conf/php-fpm.conf) is the
+// concurrency. Connections to Redis, MariaDB and memcached are persistent: they belong to the
+// worker process and survive from one request to the next, so a request costs one round trip to
+// the backend, not a TCP connect plus handshake (and for MariaDB, authentication).
+declare(strict_types=1);
+
+// Class constants, not global `const`s: preloading keeps classes and functions, not constants.
+final class C
+{
+    public const TEXT = 'text/plain; charset=utf-8';
+    public const JSON = 'application/json';
+    public const ROUTES = ['/hello' => true, '/sleep' => true, '/redis' => true, '/mysql' => true, '/memcache' => true];
+    public const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed',
+                           500 => 'Internal Server Error', 503 => 'Service Unavailable'];
+}
+
+/** The backends failed or did not answer in time: answer 503. */
+final class Unavailable extends RuntimeException {}
+
+function respond(int $status, string $type, string $body, bool $allow = false): void
+{
+    http_response_code($status);
+    // nginx passes a FastCGI Server header through (fastcgi_hide_header does not list it) and then
+    // adds none of its own; Date and Connection are nginx's.
+    header('Server: php-fpm');
+    header('Content-Type: ' . $type);
+    // An explicit length: nginx then forwards the body as is instead of chunking it.
+    header('Content-Length: ' . strlen($body));
+    if ($allow) {
+        header('Allow: GET, HEAD');
+    }
+    echo $body; // PHP-FPM drops the body of a HEAD request itself.
+}
+
+function error_response(int $status): void
+{
+    respond($status, C::TEXT, C::ERRORS[$status], $status === 405);
+}
+
+function env(string $name): string
+{
+    $value = getenv($name);
+    if ($value === false || $value === '') {
+        throw new LogicException("missing environment variable $name");
+    }
+    return $value;
+}
+
+/** BACKEND_TIMEOUT_MS in seconds (float), for the clients' connect and read timeouts. */
+function timeout_s(): float
+{
+    return ((int) env('BACKEND_TIMEOUT_MS')) / 1000;
+}
+
+/**
+ * Exactly one `id` parameter, percent-decoded (`+` is a space), 1 to 9 digits without a leading zero.
+ * Returns null for anything else (a 400).
+ */
+function parse_id(string $query): ?int
+{
+    $value = null;
+    foreach (explode('&', $query) as $pair) {
+        $eq = strpos($pair, '=');
+        $name = urldecode($eq === false ? $pair : substr($pair, 0, $eq));
+        if ($name !== 'id') {
+            continue;
+        }
+        if ($value !== null) {
+            return null; // repeated id
+        }
+        $value = urldecode($eq === false ? '' : substr($pair, $eq + 1));
+    }
+    if ($value === null || preg_match('/\A[1-9][0-9]{0,8}\z/', $value) !== 1) {
+        return null;
+    }
+    return (int) $value;
+}
+
+/** {"id":N,"message":"..."}: only `"` and `\` are escaped, everything else is raw UTF-8. */
+function greeting_json(int $id, string $message): string
+{
+    return '{"id":' . $id . ',"message":"' . strtr($message, ['\\' => '\\\\', '"' => '\\"']) . '"}';
+}
+
+function fetch_redis(int $id): ?string
+{
+    $t = timeout_s();
+    try {
+        $redis = new Redis();
+        // pconnect: the connection is kept in the worker's persistent list and reused by the next
+        // request. Connect and read timeouts both come from BACKEND_TIMEOUT_MS; on a read error
+        // or timeout phpredis closes the socket, so a late reply can never be read as the answer
+        // to a later command.
+        $redis->pconnect(env('REDIS_HOST'), (int) env('REDIS_PORT'), $t, 'greetings', 0, $t);
+        $value = $redis->get("greeting:$id");
+    } catch (RedisException $e) {
+        throw new Unavailable($e->getMessage(), 0, $e);
+    }
+    return $value === false ? null : $value;
+}
+
+function fetch_mysql(int $id): ?string
+{
+    try {
+        // ATTR_PERSISTENT: the handle (and its socket) lives in the worker across requests; PDO
+        // checks it with a COM_PING when it is picked up again and reconnects if that fails.
+        // Timeouts: PDO::ATTR_TIMEOUT is the connect timeout and mysqlnd.net_read_timeout
+        // (conf/php.ini) the read timeout, both in whole seconds. A read error closes the
+        // connection in mysqlnd (the next ping fails at once and a fresh one is opened).
+        $pdo = new PDO(
+            'mysql:host=' . env('MYSQL_HOST') . ';port=' . env('MYSQL_PORT') . ';dbname=' . env('MYSQL_DATABASE')
+                . ';charset=utf8mb4',
+            env('MYSQL_USER'),
+            env('MYSQL_PASSWORD'),
+            [
+                PDO::ATTR_PERSISTENT => true,
+                PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+                PDO::ATTR_TIMEOUT => max(1, (int) ceil(timeout_s())),
+                // Client-side prepared: PDO binds and quotes the parameter and sends one
+                // COM_QUERY (one round trip instead of prepare + execute + close).
+                PDO::ATTR_EMULATE_PREPARES => true,
+            ]
+        );
+        $stmt = $pdo->prepare('SELECT id, message FROM greeting WHERE id = ?');
+        $stmt->bindValue(1, $id, PDO::PARAM_INT);
+        $stmt->execute();
+        $row = $stmt->fetch(PDO::FETCH_NUM);
+        $stmt->closeCursor();
+    } catch (PDOException $e) {
+        throw new Unavailable($e->getMessage(), 0, $e);
+    }
+    return $row === false ? null : $row[1];
+}
+
+function fetch_memcache(int $id): ?string
+{
+    // A persistent Memcached instance: with a persistent id, libmemcached's handle and its
+    // connection survive the request; the server is added once per worker.
+    $mc = new Memcached('greetings');
+    if (!$mc->getServerList()) {
+        $ms = (int) env('BACKEND_TIMEOUT_MS');
+        $mc->setOptions([
+            Memcached::OPT_CONNECT_TIMEOUT => $ms,          // ms
+            Memcached::OPT_POLL_TIMEOUT => $ms,             // ms
+            Memcached::OPT_SEND_TIMEOUT => $ms * 1000,      // µs
+            Memcached::OPT_RECV_TIMEOUT => $ms * 1000,      // µs
+            Memcached::OPT_RETRY_TIMEOUT => 0,              // retry a failed server on the next request
+            Memcached::OPT_TCP_NODELAY => true,
+        ]);
+        $mc->addServer(env('MEMCACHE_HOST'), (int) env('MEMCACHE_PORT'));
+    }
+    $value = $mc->get("greeting:$id");
+    if ($value === false && $mc->getResultCode() === Memcached::RES_CONNECTION_FAILURE) {
+        // The persistent connection was closed by the other end (memcached restarted since this
+        // worker last used it): the request never reached a server. Once more, on a new
+        // connection. A timeout is never retried (the server may have read the request).
+        $value = $mc->get("greeting:$id");
+    }
+    if ($value === false) {
+        $code = $mc->getResultCode();
+        if ($code === Memcached::RES_NOTFOUND) {
+            return null;
+        }
+        // A timeout or connection failure: libmemcached has closed the socket already.
+        throw new Unavailable($mc->getResultMessage(), $code);
+    }
+    return (string) $value;
+}
+
+function handle(array $server): void
+{
+    if (isset($server['APP_DEADLINE'])) {
+        // The [deadline] pool: nginx's fastcgi_read_timeout fired for a /mysql request (no answer
+        // within BACKEND_TIMEOUT_MS, waiting for a free worker included). conf/nginx.conf.
+        error_response(503);
+        return;
+    }
+    $uri = $server['REQUEST_URI'] ?? '/';
+    $q = strpos($uri, '?');
+    $path = $q === false ? $uri : substr($uri, 0, $q);
+    if (!isset(C::ROUTES[$path])) {
+        error_response(404);
+        return;
+    }
+    $method = $server['REQUEST_METHOD'] ?? '';
+    if ($method !== 'GET' && $method !== 'HEAD') {
+        error_response(405);
+        return;
+    }
+    if ($path === '/hello') {
+        respond(200, C::TEXT, 'Hello, World!');
+        return;
+    }
+    if ($path === '/sleep') {
+        usleep(10000); // holds this worker for 10 ms: the pool size caps /sleep at max_children / 10 ms
+        respond(200, C::TEXT, 'Slept 10 ms');
+        return;
+    }
+    $id = parse_id($q === false ? '' : substr($uri, $q + 1));
+    if ($id === null) {
+        error_response(400);
+        return;
+    }
+    try {
+        $message = match ($path) {
+            '/redis' => fetch_redis($id),
+            '/mysql' => fetch_mysql($id),
+            '/memcache' => fetch_memcache($id),
+        };
+    } catch (Unavailable $e) {
+        error_log("php-fpm: $path?id=$id: backend unavailable: " . $e->getMessage());
+        error_response(503);
+        return;
+    } catch (Throwable $e) {
+        error_log("php-fpm: $path?id=$id: " . $e);
+        error_response(500);
+        return;
+    }
+    if ($message === null) {
+        error_response(404);
+        return;
+    }
+    respond(200, C::JSON, greeting_json($id, $message));
+}

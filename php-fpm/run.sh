@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Starts PHP-FPM and nginx as two foreground processes, their configuration rendered from conf/
+# into $RUN_DIR; stops both on SIGTERM/SIGINT (and the other one when either exits).
+set -euo pipefail
+
+for v in HOST PORT RUN_DIR BACKEND_TIMEOUT_MS REDIS_HOST REDIS_PORT MYSQL_HOST MYSQL_PORT MYSQL_USER \
+         MYSQL_PASSWORD MYSQL_DATABASE MEMCACHE_HOST MEMCACHE_PORT; do
+    if [[ -z "${!v:-}" ]]; then
+        echo "php-fpm: missing environment variable $v" >&2
+        exit 2
+    fi
+done
+[[ "$BACKEND_TIMEOUT_MS" =~ ^[1-9][0-9]*$ ]] || { echo "php-fpm: BACKEND_TIMEOUT_MS must be a positive integer" >&2; exit 2; }
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+app="$here/app"
+run_dir="$(mkdir -p "$RUN_DIR" && cd "$RUN_DIR" && pwd)"
+mkdir -p "$run_dir/tmp"
+rm -f "$run_dir/php-fpm.sock" "$run_dir/php-fpm-deadline.sock"
+
+# Tuning (see README "Tuning"): the FPM pool size, and JIT on or off.
+max_children=32
+jit=tracing
+
+# Descriptors: nginx holds a client socket and an upstream socket per request. Raise the soft
+# limit to the hard one (capped at 65536); nginx gets the same through worker_rlimit_nofile.
+nofile="$(ulimit -Hn)"
+[[ "$nofile" == unlimited || "$nofile" -gt 65536 ]] && nofile=65536
+ulimit -n "$nofile"
+
+user_nginx="" user_fpm="" listen_owner="" preload_user=""
+if [[ "$(id -u)" == 0 ]]; then
+    # Started as root (a CI box): the workers run as nobody, never as root.
+    group="$(id -gn nobody)"
+    user_nginx="user nobody $group;"
+    user_fpm=$'user = nobody\ngroup = '"$group"
+    listen_owner=$'listen.owner = nobody\nlisten.group = '"$group"
+    preload_user="opcache.preload_user = nobody"
+fi
+
+render() { # render <template> <output>: replace the @NAME@ placeholders
+    local text
+    text="$(<"$1")"
+    text="${text//@RUN_DIR@/$run_dir}"
+    text="${text//@APP@/$app}"
+    text="${text//@HOST@/$HOST}"
+    text="${text//@PORT@/$PORT}"
+    text="${text//@TIMEOUT_MS@/$BACKEND_TIMEOUT_MS}"
+    text="${text//@MYSQL_TIMEOUT_S@/$(( (BACKEND_TIMEOUT_MS + 999) / 1000 ))}"
+    text="${text//@MAX_CHILDREN@/$max_children}"
+    text="${text//@JIT@/$jit}"
+    text="${text//@NOFILE@/$nofile}"
+    text="${text//@CONNECTIONS@/$(( nofile / 2 ))}"
+    text="${text//@USER@/${3:-}}"
+    text="${text//@LISTEN_OWNER@/$listen_owner}"
+    text="${text//@PRELOAD_USER@/$preload_user}"
+    printf '%s\n' "$text" > "$2"
+}
+render "$here/conf/nginx.conf" "$run_dir/nginx.conf" "$user_nginx"
+render "$here/conf/fastcgi_params.conf" "$run_dir/fastcgi_params.conf"
+render "$here/conf/php-fpm.conf" "$run_dir/php-fpm.conf" "$user_fpm"
+render "$here/conf/php.ini" "$run_dir/php.ini"
+
+fpm_pid="" nginx_pid=""
+stop() {
+    trap - TERM INT
+    [[ -n "$nginx_pid" ]] && kill -TERM "$nginx_pid" 2>/dev/null || true
+    [[ -n "$fpm_pid" ]] && kill -TERM "$fpm_pid" 2>/dev/null || true
+    wait || true
+}
+trap 'stop; exit 0' TERM INT
+
+# -c: our php.ini instead of /etc/php/8.2/fpm/php.ini; -y: our pool; -p: prefix for relative paths;
+# -F: foreground. Debian's conf.d (extension=...) is still read.
+php-fpm8.2 -F -c "$run_dir/php.ini" -y "$run_dir/php-fpm.conf" -p "$run_dir" &
+fpm_pid=$!
+for _ in $(seq 100); do
+    [[ -S "$run_dir/php-fpm.sock" && -S "$run_dir/php-fpm-deadline.sock" ]] && break
+    kill -0 "$fpm_pid" 2>/dev/null || { echo "php-fpm: php-fpm8.2 exited while starting" >&2; exit 1; }
+    sleep 0.05
+done
+
+# -e: error log before the configuration is read; -p/-c: nothing read or written under /etc or /var.
+nginx -e stderr -p "$run_dir" -c "$run_dir/nginx.conf" &
+nginx_pid=$!
+
+# Whichever exits first, stop the other one too.
+set +e
+wait -n "$fpm_pid" "$nginx_pid"
+status=$?
+echo "php-fpm: a server process exited (status $status); stopping" >&2
+stop
+exit "$status"

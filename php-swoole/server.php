@@ -1,0 +1,477 @@
+<?php
+// php-swoole: the endpoint contract (shared-schema/CONTRACT.md) on Swoole's HTTP server.
+//
+// One worker process per core; inside a worker every request is a coroutine. With the runtime
+// hooks on, phpredis and PDO (mysqlnd), which do their I/O through PHP streams, yield the
+// coroutine while they wait, and so does Coroutine::sleep(): a worker serves thousands of
+// requests at once and /sleep holds no worker. memcached goes through Swoole's own coroutine TCP
+// client (see MemcacheConnection). Each worker keeps fixed-size pools of backend connections,
+// opened at start.
+declare(strict_types=1);
+
+use Swoole\Coroutine;
+use Swoole\Coroutine\Channel;
+use Swoole\Coroutine\Client;
+use Swoole\Http\Request;
+use Swoole\Http\Response;
+use Swoole\Http\Server;
+
+const TEXT = 'text/plain; charset=utf-8';
+const JSON = 'application/json';
+const ROUTES = ['/hello' => true, '/sleep' => true, '/redis' => true, '/mysql' => true, '/memcache' => true];
+const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed',
+                500 => 'Internal Server Error', 503 => 'Service Unavailable'];
+// Connections per worker and backend (see README "Tuning").
+const POOL_SIZE = 32;
+
+function env(string $name): string
+{
+    $value = getenv($name);
+    if ($value === false || $value === '') {
+        fwrite(STDERR, "php-swoole: missing environment variable $name\n");
+        exit(2);
+    }
+    return $value;
+}
+
+$config = [];
+foreach (['HOST', 'PORT', 'BACKEND_TIMEOUT_MS', 'REDIS_HOST', 'REDIS_PORT', 'MYSQL_HOST', 'MYSQL_PORT', 'MYSQL_USER',
+          'MYSQL_PASSWORD', 'MYSQL_DATABASE', 'MEMCACHE_HOST', 'MEMCACHE_PORT'] as $name) {
+    $config[$name] = env($name);
+}
+define('TIMEOUT', ((int) $config['BACKEND_TIMEOUT_MS']) / 1000);
+if (TIMEOUT <= 0) {
+    fwrite(STDERR, "php-swoole: BACKEND_TIMEOUT_MS must be a positive number of milliseconds\n");
+    exit(2);
+}
+// mysqlnd only knows whole seconds; the request deadline itself is enforced by Deadline::run().
+ini_set('mysqlnd.net_read_timeout', (string) max(1, (int) ceil(TIMEOUT)));
+
+/** A backend is down, refused, or did not answer within the deadline: a 503. */
+final class Unavailable extends RuntimeException {}
+
+/**
+ * A fixed-size pool on a Channel: each slot holds a connection or EMPTY (connected again on its
+ * next use). Waiting for a slot counts against the request's deadline. A connection that failed,
+ * or timed out, is closed and its slot emptied, so a late reply can never be read as the answer
+ * to the next request.
+ */
+final class Pool
+{
+    private const EMPTY = 'empty';
+    private Channel $slots;
+
+    public function __construct(private string $name, private Closure $connect, private Closure $close, int $size)
+    {
+        $this->slots = new Channel($size);
+        for ($i = 0; $i < $size; $i++) {
+            $this->slots->push(self::EMPTY);
+        }
+    }
+
+    /** Connects every slot now, concurrently, so that no connection is opened while serving. */
+    public function warm(): void
+    {
+        $size = $this->slots->capacity;
+        for ($i = 0; $i < $size; $i++) {
+            $this->slots->pop(); // all EMPTY at this point
+        }
+        $conns = [];
+        $wg = new Coroutine\WaitGroup();
+        for ($i = 0; $i < $size; $i++) {
+            $wg->add();
+            Coroutine::create(function () use (&$conns, $wg) {
+                try {
+                    $conns[] = ($this->connect)(microtime(true) + TIMEOUT);
+                } catch (Throwable $e) {
+                    $conns[] = self::EMPTY;
+                    fwrite(STDERR, "php-swoole: {$this->name}: cannot connect at start: {$e->getMessage()}\n");
+                }
+                $wg->done();
+            });
+        }
+        $wg->wait();
+        foreach ($conns as $conn) {
+            $this->slots->push($conn);
+        }
+    }
+
+    /** Runs $use(connection, deadline), waiting for a free slot no longer than the deadline. */
+    public function with(float $deadline, Closure $use): mixed
+    {
+        $wait = $deadline - microtime(true);
+        $conn = $wait > 0 ? $this->slots->pop($wait) : false;
+        if ($conn === false) {
+            throw new Unavailable("{$this->name}: no free connection within the deadline");
+        }
+        try {
+            if ($conn === self::EMPTY) {
+                $conn = ($this->connect)($deadline);
+            }
+            $result = $use($conn, $deadline);
+        } catch (Throwable $e) {
+            $this->slots->push(self::EMPTY);
+            if ($conn !== self::EMPTY) {
+                ($this->close)($conn);
+            }
+            if ($e instanceof Unavailable) {
+                $this->discardIdle();
+            }
+            throw $e;
+        }
+        $this->slots->push($conn);
+        return $result;
+    }
+
+    /**
+     * After a connection-level failure every idle connection is suspect (a restarted backend has
+     * closed them all): close them and let each slot connect again on its next use, instead of
+     * failing one request per stale connection.
+     */
+    private function discardIdle(): void
+    {
+        $stale = [];
+        for ($n = $this->slots->length(); $n > 0; $n--) {
+            $conn = $this->slots->pop(0.001);
+            if ($conn === false) {
+                break;
+            }
+            if ($conn !== self::EMPTY) {
+                $stale[] = $conn;
+            }
+            $this->slots->push(self::EMPTY);
+        }
+        foreach ($stale as $conn) {
+            ($this->close)($conn);
+        }
+    }
+}
+
+/**
+ * Runs an operation in its own coroutine and waits for it no longer than the deadline. Used for
+ * MariaDB, whose client (mysqlnd) has timeouts in whole seconds only: the request answers 503 at
+ * the deadline, and the operation finishes (or times out) on its own and then frees its pool slot.
+ */
+final class Deadline
+{
+    public static function run(float $deadline, Closure $op): mixed
+    {
+        $result = new Channel(1);
+        Coroutine::create(static function () use ($result, $op) {
+            try {
+                $result->push([true, $op()]);
+            } catch (Throwable $e) {
+                $result->push([false, $e]);
+            }
+        });
+        $wait = $deadline - microtime(true);
+        $got = $wait > 0 ? $result->pop($wait) : false;
+        if ($got === false) {
+            throw new Unavailable('no answer within the deadline');
+        }
+        if (!$got[0]) {
+            throw $got[1];
+        }
+        return $got[1];
+    }
+}
+
+/**
+ * memcached's text protocol over Swoole's coroutine TCP client: one `get`, the reply read until
+ * it is complete, every read bounded by the request's deadline. (libmemcached, behind
+ * php-memcached, does its own socket I/O that Swoole cannot hook; php-memcache reports a timed-out
+ * get as a miss and then silently marks the server failed.)
+ */
+final class MemcacheConnection
+{
+    private Client $client;
+
+    public function __construct(string $host, int $port, float $deadline)
+    {
+        $this->client = new Client(SWOOLE_SOCK_TCP);
+        $this->client->set(['open_tcp_nodelay' => true]);
+        if (!$this->client->connect($host, $port, max(0.001, $deadline - microtime(true)))) {
+            throw new Unavailable("memcached: connect: {$this->client->errMsg}");
+        }
+    }
+
+    public function get(string $key, float $deadline): ?string
+    {
+        if ($this->client->send("get $key\r\n") === false) {
+            throw new Unavailable("memcached: send: {$this->client->errMsg}");
+        }
+        $buf = '';
+        while (true) {
+            if (str_starts_with($buf, "END\r\n")) {
+                return null;
+            }
+            $eol = strpos($buf, "\r\n");
+            if ($eol !== false) {
+                // VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n
+                $head = explode(' ', substr($buf, 0, $eol));
+                if ($head[0] !== 'VALUE' || count($head) < 4) {
+                    throw new RuntimeException('memcached: unexpected reply ' . substr($buf, 0, $eol));
+                }
+                $len = (int) $head[3];
+                if (strlen($buf) >= $eol + 2 + $len + 7) {
+                    if (substr($buf, $eol + 2 + $len, 7) !== "\r\nEND\r\n") {
+                        throw new RuntimeException('memcached: malformed reply');
+                    }
+                    return substr($buf, $eol + 2, $len);
+                }
+            }
+            $left = $deadline - microtime(true);
+            if ($left <= 0) {
+                throw new Unavailable('memcached: no answer within the deadline');
+            }
+            $chunk = $this->client->recv($left);
+            if ($chunk === '' || $chunk === false) {
+                throw new Unavailable('memcached: ' . ($chunk === '' ? 'connection closed' : $this->client->errMsg));
+            }
+            $buf .= $chunk;
+        }
+    }
+
+    public function close(): void
+    {
+        $this->client->close();
+    }
+}
+
+/** Exactly one `id` parameter, percent-decoded, 1 to 9 digits without a leading zero; else null. */
+function parse_id(string $query): ?int
+{
+    $value = null;
+    foreach (explode('&', $query) as $pair) {
+        $eq = strpos($pair, '=');
+        $name = urldecode($eq === false ? $pair : substr($pair, 0, $eq));
+        if ($name !== 'id') {
+            continue;
+        }
+        if ($value !== null) {
+            return null;
+        }
+        $value = urldecode($eq === false ? '' : substr($pair, $eq + 1));
+    }
+    if ($value === null || preg_match('/\A[1-9][0-9]{0,8}\z/', $value) !== 1) {
+        return null;
+    }
+    return (int) $value;
+}
+
+/** {"id":N,"message":"..."}: only `"` and `\` are escaped, everything else is raw UTF-8. */
+function greeting_json(int $id, string $message): string
+{
+    return '{"id":' . $id . ',"message":"' . strtr($message, ['\\' => '\\\\', '"' => '\\"']) . '"}';
+}
+
+final class App
+{
+    private Pool $redis;
+    private Pool $mysql;
+    private Pool $memcache;
+    /** @var array<int, Channel> per connection: the request whose response goes out last */
+    private array $last = [];
+
+    public function __construct(private array $c)
+    {
+        $this->redis = new Pool('redis', function (float $deadline) {
+            $r = new Redis();
+            $t = max(0.001, $deadline - microtime(true));
+            $r->connect($this->c['REDIS_HOST'], (int) $this->c['REDIS_PORT'], $t, null, 0, $t);
+            return $r;
+        }, static fn(Redis $r) => $r->close(), POOL_SIZE);
+
+        $this->mysql = new Pool('mysql', function (float $deadline) {
+            $pdo = new PDO(
+                "mysql:host={$this->c['MYSQL_HOST']};port={$this->c['MYSQL_PORT']};dbname={$this->c['MYSQL_DATABASE']};charset=utf8mb4",
+                $this->c['MYSQL_USER'],
+                $this->c['MYSQL_PASSWORD'],
+                [
+                    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+                    PDO::ATTR_TIMEOUT => max(1, (int) ceil(TIMEOUT)),
+                    // Server-side prepared once per connection; a request is one COM_STMT_EXECUTE.
+                    PDO::ATTR_EMULATE_PREPARES => false,
+                ]
+            );
+            return [$pdo, $pdo->prepare('SELECT id, message FROM greeting WHERE id = ?')];
+        }, static function (array $conn) {
+            // Dropping the last references closes the connection.
+        }, POOL_SIZE);
+
+        $this->memcache = new Pool('memcache', fn(float $deadline) =>
+            new MemcacheConnection($this->c['MEMCACHE_HOST'], (int) $this->c['MEMCACHE_PORT'], $deadline),
+            static fn(MemcacheConnection $m) => $m->close(), POOL_SIZE);
+    }
+
+    public function warm(): void
+    {
+        $wg = new Coroutine\WaitGroup();
+        foreach ([$this->redis, $this->mysql, $this->memcache] as $pool) {
+            $wg->add();
+            Coroutine::create(static function () use ($pool, $wg) {
+                $pool->warm();
+                $wg->done();
+            });
+        }
+        $wg->wait();
+    }
+
+    private function fetch(string $path, int $id, float $deadline): ?string
+    {
+        switch ($path) {
+            case '/redis':
+                return $this->redis->with($deadline, static function (Redis $r, float $deadline) use ($id) {
+                    // The read timeout is what is left of the request's deadline after the pool wait.
+                    $r->setOption(Redis::OPT_READ_TIMEOUT, max(0.001, $deadline - microtime(true)));
+                    try {
+                        $v = $r->get("greeting:$id");
+                    } catch (RedisException $e) {
+                        throw new Unavailable('redis: ' . $e->getMessage(), 0, $e);
+                    }
+                    return $v === false ? null : $v;
+                });
+            case '/mysql':
+                return Deadline::run($deadline, fn() => $this->mysql->with($deadline,
+                    static function (array $conn) use ($id) {
+                        [, $stmt] = $conn;
+                        try {
+                            $stmt->bindValue(1, $id, PDO::PARAM_INT);
+                            $stmt->execute();
+                            $row = $stmt->fetch(PDO::FETCH_NUM);
+                            $stmt->closeCursor();
+                        } catch (PDOException $e) {
+                            throw new Unavailable('mysql: ' . $e->getMessage(), 0, $e);
+                        }
+                        return $row === false ? null : $row[1];
+                    }));
+            default:
+                return $this->memcache->with($deadline,
+                    static fn(MemcacheConnection $m, float $deadline) => $m->get("greeting:$id", $deadline));
+        }
+    }
+
+    /** @return array{int, string, string} status, content type, body */
+    private function route(Request $req, float $started): array
+    {
+        $path = $req->server['request_uri'] ?? '/';
+        if (!isset(ROUTES[$path])) {
+            return [404, TEXT, ERRORS[404]];
+        }
+        $method = $req->server['request_method'] ?? '';
+        if ($method !== 'GET' && $method !== 'HEAD') {
+            return [405, TEXT, ERRORS[405]];
+        }
+        if ($path === '/hello') {
+            return [200, TEXT, 'Hello, World!'];
+        }
+        if ($path === '/sleep') {
+            Coroutine::sleep(0.01); // yields: the worker serves other requests meanwhile
+            return [200, TEXT, 'Slept 10 ms'];
+        }
+        $id = parse_id($req->server['query_string'] ?? '');
+        if ($id === null) {
+            return [400, TEXT, ERRORS[400]];
+        }
+        try {
+            $message = $this->fetch($path, $id, $started + TIMEOUT);
+        } catch (Unavailable|RedisException|PDOException $e) {
+            fwrite(STDERR, "php-swoole: $path?id=$id: backend unavailable: {$e->getMessage()}\n");
+            return [503, TEXT, ERRORS[503]];
+        } catch (Throwable $e) {
+            fwrite(STDERR, "php-swoole: $path?id=$id: $e\n");
+            return [500, TEXT, ERRORS[500]];
+        }
+        return $message === null ? [404, TEXT, ERRORS[404]] : [200, JSON, greeting_json($id, $message)];
+    }
+
+    public function handle(Request $req, Response $res): void
+    {
+        $started = microtime(true);
+        // Pipelined requests on one connection run as concurrent coroutines; their responses
+        // must still go out in request order: each waits for the one before it on its connection.
+        $fd = $req->fd;
+        $before = $this->last[$fd] ?? null;
+        $mine = new Channel(1);
+        $this->last[$fd] = $mine;
+        try {
+            [$status, $type, $body] = $this->route($req, $started);
+        } catch (Throwable $e) {
+            fwrite(STDERR, "php-swoole: $e\n");
+            [$status, $type, $body] = [500, TEXT, ERRORS[500]];
+        }
+        if ($before !== null) {
+            $before->pop();
+        }
+        $res->status($status);
+        // Replaces Swoole's own `Server: swoole-http-server` and default text/html Content-Type;
+        // Swoole adds Date, Connection and (from end()) Content-Length.
+        $res->header('Server', 'php-swoole');
+        $res->header('Content-Type', $type);
+        if ($status === 405) {
+            $res->header('Allow', 'GET, HEAD');
+        }
+        if ($req->server['request_method'] === 'HEAD') {
+            // Swoole would send the body of a HEAD response: send the headers, with GET's length.
+            $res->header('Content-Length', (string) strlen($body));
+            $res->end();
+        } else {
+            $res->end($body);
+        }
+        $mine->push(true);
+        if (($this->last[$fd] ?? null) === $mine) {
+            unset($this->last[$fd]);
+        }
+    }
+}
+
+// Every blocking function of PHP yields the coroutine instead (curl's hooks only when ext-curl
+// is there: Swoole warns about each missing curl function otherwise).
+$hooks = SWOOLE_HOOK_ALL;
+if (!extension_loaded('curl')) {
+    $hooks &= ~(SWOOLE_HOOK_CURL | SWOOLE_HOOK_NATIVE_CURL);
+}
+
+/** The CPUs this process may run on (its affinity mask, as `taskset` sets it), else all of them. */
+function usable_cpus(): int
+{
+    $status = @file_get_contents('/proc/self/status');
+    if ($status !== false && preg_match('/^Cpus_allowed_list:\s*(\S+)/m', $status, $m)) {
+        $n = 0;
+        foreach (explode(',', $m[1]) as $range) {
+            $ends = explode('-', $range);
+            $n += count($ends) === 2 ? (int) $ends[1] - (int) $ends[0] + 1 : 1;
+        }
+        if ($n > 0) {
+            return $n;
+        }
+    }
+    return swoole_cpu_num();
+}
+
+$server = new Server($config['HOST'], (int) $config['PORT'], SWOOLE_BASE);
+$server->set([
+    // One worker per usable core: a worker is one event loop on one thread.
+    'worker_num' => usable_cpus(),
+    'enable_coroutine' => true,
+    'hook_flags' => $hooks,
+    'max_coroutine' => 100000,
+    'backlog' => 4096,
+    'open_tcp_nodelay' => true,
+    'http_compression' => false,
+    'http_parse_post' => false,
+    'http_parse_cookie' => false,
+    'http_parse_files' => false,
+    'log_level' => SWOOLE_LOG_WARNING,
+    'max_wait_time' => 1,
+]);
+
+$app = null;
+$server->on('workerStart', static function (Server $server, int $workerId) use (&$app, $config) {
+    $app = new App($config);
+    $app->warm();
+});
+$server->on('request', static function (Request $req, Response $res) use (&$app) {
+    $app->handle($req, $res);
+});
+$server->start();
