@@ -12,7 +12,7 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 
-from . import toolchains
+from . import procstats, toolchains
 from .config import LOG_DIR, ROOT, RUN_DIR, settings
 
 MANIFEST = "stack.toml"
@@ -174,6 +174,9 @@ class Running:
         return self.proc.poll() is None
 
     def stop(self) -> None:
+        # Listed first: a daemon-style master (php-fpm) leaves the process group with setsid(),
+        # and once its parent exits it is no longer anybody's descendant.
+        members = procstats.tree(self.proc.pid)
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
@@ -183,11 +186,16 @@ class Running:
                 self.proc.wait(STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
                 pass
-        # Children may outlive the group leader (a master that forked workers): end them too.
+        # Whatever outlived the leader (a master that forked workers) ends now.
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.proc.wait()
 
     def __enter__(self):

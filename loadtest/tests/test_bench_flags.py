@@ -4,7 +4,8 @@ The accounting is fed the CPU figures of real runs recorded on this 2-core machi
 stats blocks of results.json), so the thresholds are exercised on numbers /proc really gave."""
 import pytest
 
-from harness.bench import measure, procstats
+from harness import procstats
+from harness.bench import measure
 
 ACCT = measure.Accounting(server_root=None, server_cpus=[0], loadgen_cpus=[1])
 

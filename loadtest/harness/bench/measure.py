@@ -11,7 +11,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from . import procstats
+from .. import procstats
 
 
 @dataclass

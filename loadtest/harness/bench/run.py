@@ -15,7 +15,8 @@ import time
 from .. import services, stacks, verify
 from ..config import ROOT, RUN_DIR, SERVICES, external_services
 from ..http_client import fetch
-from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, procstats, report_html, report_md,
+from .. import procstats
+from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, report_html, report_md,
                results)
 from .nginx_ceiling import Nginx
 from .settings import DATA_ENDPOINTS, Settings
