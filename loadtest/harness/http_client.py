@@ -82,7 +82,14 @@ class Connection:
             # Only advances h11's state (it must know each request: a HEAD response has no body);
             # the bytes already went out above, all in one write.
             try:
-                self.parser.send(h11.Request(method=method, target=target, headers=h, http_version=version))
+                # h11 refuses to write anything but HTTP/1.1 ("I only send HTTP/1.1"), so for an HTTP/1.0
+                # request its state is advanced with the HTTP/1.1 equivalent: without keep-alive, 1.0 means
+                # the connection closes after the response.
+                if version == "1.1":
+                    self.parser.send(h11.Request(method=method, target=target, headers=h, http_version=version))
+                else:
+                    self.parser.send(h11.Request(method=method, target=target, http_version="1.1",
+                                                 headers=h + [("Connection", "close")]))
                 self.parser.send(h11.EndOfMessage())
             except h11.LocalProtocolError as e:
                 raise HttpError(f"connection not reusable after the previous response: {e}") from None
