@@ -75,6 +75,7 @@ final class Backends {
 
     static final class Mysql implements Backend {
         private static final String SQL = "SELECT id, message FROM greeting WHERE id = ?";
+        static final boolean SERVER_PREPARE = !"false".equals(System.getProperty("bench.serverPrepare"));
         private final HikariDataSource ds;
 
         Mysql(String host, int port, String user, String password, String database, int timeoutMs, int poolSize) {
@@ -82,7 +83,10 @@ final class Backends {
             // utf8mb4 is the MariaDB connector's default; socketTimeout makes a frozen server's
             // connection fail (and be closed by the driver, then evicted by Hikari) after the deadline.
             cfg.setJdbcUrl("jdbc:mariadb://" + host + ":" + port + "/" + database
-                    + "?connectTimeout=" + timeoutMs + "&socketTimeout=" + timeoutMs);
+                    + "?connectTimeout=" + timeoutMs + "&socketTimeout=" + timeoutMs
+                    // binary protocol: prepared once per connection (cached by the driver), then only
+                    // COM_STMT_EXECUTE per request; the default sends the SQL text every time
+                    + (SERVER_PREPARE ? "&useServerPrepStmts=true&cachePrepStmts=true" : ""));
             cfg.setUsername(user);
             cfg.setPassword(password);
             cfg.setMaximumPoolSize(poolSize);

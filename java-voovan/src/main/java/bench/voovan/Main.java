@@ -22,11 +22,8 @@ import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -38,14 +35,19 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Threads: Voovan's IO threads (-DIoThreadSize, at least 8) each run a selector and call the filter
  * and routers of their connections. Nothing blocks there: /hello and every error are answered inline;
  * /sleep and the backends detach with Voovan's asynchronous response (HttpResponse.getAsyncResponse)
- * and are answered from a timer thread (/sleep, deadlines) or a fixed worker pool (blocking drivers).
+ * and are answered from a timer thread (/sleep, deadlines: FixedDelay) or a fixed worker pool (blocking drivers).
  */
 public final class Main {
     static int timeoutMs;
     static ThreadPoolExecutor workers;
-    static ScheduledThreadPoolExecutor timer;
+    static FixedDelay sleeper;
+    static FixedDelay deadlines;
 
     /** The contract's paths, matched exactly (Voovan's own route matching also accepts a trailing slash). */
+    /** Measurement switches for the README's Tuning table; both off in the stack as shipped. */
+    static final boolean BLOCKING_SLEEP = Boolean.getBoolean("bench.blockingSleep");
+    static final boolean INLINE_BACKENDS = Boolean.getBoolean("bench.inlineBackends");
+
     static final Set<String> PATHS = Set.of("/hello", "/sleep", "/redis", "/mysql", "/memcache");
 
     public static void main(String[] args) throws Exception {
@@ -79,12 +81,8 @@ public final class Main {
                     return t;
                 });
         workers.prestartAllCoreThreads();
-        timer = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "timer");
-            t.setDaemon(true);
-            return t;
-        });
-        timer.setRemoveOnCancelPolicy(true);
+        sleeper = new FixedDelay("sleep-10ms", 10);
+        deadlines = new FixedDelay("deadline", timeoutMs);
 
         Backends.Redis redis = new Backends.Redis(redisHost, redisPort, timeoutMs, workerCount);
         Backends.Mysql mysql = new Backends.Mysql(mysqlHost, mysqlPort, mysqlUser, mysqlPassword, mysqlDatabase,
@@ -108,8 +106,14 @@ public final class Main {
         HttpRouter hello = (req, resp) -> Exchange.of(req, resp).reply(Reply.HELLO);
         HttpRouter sleep = (req, resp) -> {
             Exchange.Deferred d = Exchange.of(req, resp).defer();
-            timer.schedule(() -> d.complete(Reply.SLEPT), 10, TimeUnit.MILLISECONDS);
+            sleeper.add(() -> d.complete(Reply.SLEPT));
         };
+        if (BLOCKING_SLEEP) { // measurement only (README, Tuning): what the async path is worth
+            sleep = (req, resp) -> {
+                Thread.sleep(10);
+                Exchange.of(req, resp).reply(Reply.SLEPT);
+            };
+        }
         Map<String, HttpRouter> routes = new HashMap<>();
         routes.put("/hello", hello);
         routes.put("/sleep", sleep);
@@ -146,9 +150,19 @@ public final class Main {
                 ex.reply(Reply.BAD_REQUEST);
                 return;
             }
+            if (INLINE_BACKENDS) { // measurement only: the blocking call on the IO thread itself
+                Reply r;
+                try {
+                    byte[] message = backend.get(id);
+                    r = message == null ? Reply.NOT_FOUND : Reply.json(id, message);
+                } catch (Exception e) {
+                    r = unavailable(e) ? Reply.UNAVAILABLE : Reply.INTERNAL_ERROR;
+                }
+                ex.reply(r);
+                return;
+            }
             Exchange.Deferred d = ex.defer();
-            ScheduledFuture<?> deadline = timer.schedule(() -> d.complete(Reply.UNAVAILABLE), timeoutMs,
-                    TimeUnit.MILLISECONDS);
+            deadlines.add(() -> d.complete(Reply.UNAVAILABLE));
             try {
                 workers.execute(() -> {
                     if (d.isDone()) return; // waited past the deadline in the queue: already answered 503
@@ -159,10 +173,10 @@ public final class Main {
                     } catch (Exception e) {
                         r = unavailable(e) ? Reply.UNAVAILABLE : Reply.INTERNAL_ERROR;
                     }
-                    if (d.complete(r)) deadline.cancel(false);
+                    d.complete(r);
                 });
             } catch (RejectedExecutionException e) {
-                if (d.complete(Reply.UNAVAILABLE)) deadline.cancel(false);
+                d.complete(Reply.UNAVAILABLE);
             }
         };
     }

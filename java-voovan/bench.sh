@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# How the README's figures were measured: the stack pinned to CPU 0, wrk pinned to CPU 1, same run.
+#
+#   ./bench.sh LABEL "EXTRA JVM FLAGS" CONNECTIONS PATH [PATH ...]
+#   e.g. ./bench.sh baseline "" 256 /hello /sleep
+#
+# Needs the services up (make services-up with your ports exported) and a build (make build STACK=java-voovan
+# or mvn -B -q package -DskipTests). Starts the stack with the run command of stack.toml plus the extra
+# flags, warms it up (3 s of wrk per path), then runs `wrk -t1 -cN -d10s --latency` per path, twice, and
+# prints one line per run with /proc/loadavg (the box is shared: read the figures with that in mind).
+set -euo pipefail
+cd "$(dirname "$0")"
+label=$1 extra=$2 conns=$3
+shift 3
+set -a
+. ../shared-schema/defaults.env
+set +a
+export REDIS_PORT=${REDIS_PORT:?export your REDIS_PORT} MYSQL_PORT=${MYSQL_PORT:?} MEMCACHE_PORT=${MEMCACHE_PORT:?}
+export PORT=${PORT:-18005} STACK_NAME=java-voovan RUN_DIR=${RUN_DIR:-$PWD/../.run/stacks/java-voovan}
+export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+export PATH=$JAVA_HOME/bin:$PATH
+mkdir -p "$RUN_DIR"
+run=$(python3 -c 'import tomllib; print(tomllib.load(open("stack.toml", "rb"))["run"])')
+run=${run/exec java/exec taskset -c 0 java $extra}
+log=$RUN_DIR/bench-$label.log
+setsid bash -c "$run" >"$log" 2>&1 &
+leader=$!
+trap 'kill -- -$leader 2>/dev/null || true' EXIT
+for _ in $(seq 1 150); do
+  curl -s -o /dev/null -m 1 "http://127.0.0.1:$PORT/hello" && break
+  sleep 0.2
+done
+url() { echo "http://127.0.0.1:$PORT$1"; }
+for path in "$@"; do
+  taskset -c 1 wrk -t1 -c"$conns" -d3s "$(url "$path")" >/dev/null 2>&1 || true
+done
+for path in "$@"; do
+  for rep in 1 2; do
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    out=$(taskset -c 1 wrk -t1 -c"$conns" -d10s --latency "$(url "$path")" 2>&1)
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+    p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+    p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+    errs=$(grep -E 'Socket errors|Non-2xx' <<<"$out" | tr -s ' ' | tr '\n' ';' || true)
+    printf '%-22s %-22s c=%-5s run%s  rps=%-10s p50=%-9s p99=%-9s load=[%s] %s\n' \
+      "$label" "$path" "$conns" "$rep" "$rps" "$p50" "$p99" "$load" "${errs:-no errors}"
+  done
+done
