@@ -26,10 +26,12 @@ log=$RUN_DIR/bench-$label.log
 setsid bash -c "$run" >"$log" 2>&1 &
 leader=$!
 trap 'kill -- -$leader 2>/dev/null || true' EXIT
-for _ in $(seq 1 150); do
-  curl -s -o /dev/null -m 1 "http://127.0.0.1:$PORT/hello" && break
+ready=
+for _ in $(seq 1 600); do
+  if curl -s -o /dev/null -m 1 "http://127.0.0.1:$PORT/hello"; then ready=1; break; fi
   sleep 0.2
 done
+[ -n "$ready" ] || { echo "$label: the stack did not answer /hello within 2 minutes (see $log)" >&2; exit 1; }
 url() { echo "http://127.0.0.1:$PORT$1"; }
 for path in "$@"; do
   taskset -c 1 wrk -t1 -c"$conns" -d3s "$(url "$path")" >/dev/null 2>&1 || true
