@@ -20,12 +20,21 @@ export PORT=${PORT:-18005} STACK_NAME=java-voovan RUN_DIR=${RUN_DIR:-$PWD/../.ru
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 export PATH=$JAVA_HOME/bin:$PATH
 mkdir -p "$RUN_DIR"
+# the previous run's JVM may still be exiting: wait until the port is free
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null -m 1 "http://127.0.0.1:$PORT/hello" || break
+  sleep 0.2
+done
 run=$(python3 -c 'import tomllib; print(tomllib.load(open("stack.toml", "rb"))["run"])')
-run=${run/exec java/exec taskset -c 0 java $extra}
+# extra flags go last (a later -D wins); a GC given in them replaces the stack's GC flag
+case "$extra" in *-XX:+Use*GC*) run=${run/-XX:+UseParallelGC/} ;; esac
+run=${run/exec java/exec taskset -c 0 java}
+run=${run/-cp /$extra -cp }
 log=$RUN_DIR/bench-$label.log
 setsid bash -c "$run" >"$log" 2>&1 &
 leader=$!
-trap 'kill -- -$leader 2>/dev/null || true' EXIT
+stop() { kill -- -$leader 2>/dev/null || true; wait "$leader" 2>/dev/null || true; }
+trap stop EXIT
 ready=
 for _ in $(seq 1 600); do
   if curl -s -o /dev/null -m 1 "http://127.0.0.1:$PORT/hello"; then ready=1; break; fi
@@ -39,11 +48,11 @@ done
 for path in "$@"; do
   for rep in 1 2; do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
-    out=$(taskset -c 1 wrk -t1 -c"$conns" -d10s --latency "$(url "$path")" 2>&1)
+    out=$(taskset -c 1 wrk -t1 -c"$conns" -d10s --latency "$(url "$path")" 2>&1 || true)
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
     p50=$(awk '$1=="50%" {print $2}' <<<"$out")
     p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-    errs=$(grep -E 'Socket errors|Non-2xx' <<<"$out" | tr -s ' ' | tr '\n' ';' || true)
+    errs=$(grep -E 'Socket errors|Non-2xx|unable' <<<"$out" | tr -s ' ' | tr '\n' ';' || true)
     printf '%-22s %-22s c=%-5s run%s  rps=%-10s p50=%-9s p99=%-9s load=[%s] %s\n' \
       "$label" "$path" "$conns" "$rep" "$rps" "$p50" "$p99" "$load" "${errs:-no errors}"
   done
