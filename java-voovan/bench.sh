@@ -12,10 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 label=$1 extra=$2 conns=$3
 shift 3
-set -a
-. ../shared-schema/defaults.env
-set +a
-export REDIS_PORT=${REDIS_PORT:?export your REDIS_PORT} MYSQL_PORT=${MYSQL_PORT:?} MEMCACHE_PORT=${MEMCACHE_PORT:?}
+# Your own service ports must be exported (a shared box: never the defaults of someone else's services).
+: "${REDIS_PORT:?export your REDIS_PORT}" "${MYSQL_PORT:?export your MYSQL_PORT}" "${MEMCACHE_PORT:?export your MEMCACHE_PORT}"
+# The rest from defaults.env, as the harness does: the caller's environment wins.
+while IFS='=' read -r key value; do
+  [[ $key =~ ^[A-Z_]+$ ]] || continue
+  [ -n "${!key:-}" ] || export "$key=$value"
+done < ../shared-schema/defaults.env
 export PORT=${PORT:-18005} STACK_NAME=java-voovan RUN_DIR=${RUN_DIR:-$PWD/../.run/stacks/java-voovan}
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 export PATH=$JAVA_HOME/bin:$PATH

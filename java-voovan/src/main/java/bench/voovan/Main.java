@@ -39,7 +39,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Main {
     static int timeoutMs;
-    static ThreadPoolExecutor workers;
     static FixedDelay sleeper;
     static FixedDelay deadlines;
 
@@ -68,19 +67,12 @@ public final class Main {
         String memcacheHost = Env.require("MEMCACHE_HOST");
         int memcachePort = Env.requireInt("MEMCACHE_PORT");
 
-        // Tuning knobs (README, "Tuning"): workers = threads that run blocking driver calls; each
-        // SQL/Redis pool has exactly that many connections, so a worker never waits for a connection.
-        int workerCount = Env.knob("bench.workers", 16);
+        // Tuning knobs (README, "Tuning"): workers = threads per backend that run its blocking driver
+        // calls; the Redis and SQL pools have exactly that many connections, so a worker never waits
+        // for a connection. One pool per backend: a frozen MariaDB cannot starve /redis of workers.
+        int workerCount = Env.knob("bench.workers", 8);
         int memcacheConnections = Env.knob("bench.memcacheConnections", 2);
 
-        AtomicInteger n = new AtomicInteger();
-        workers = new ThreadPoolExecutor(workerCount, workerCount, 0, TimeUnit.MILLISECONDS,
-                new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, "backend-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        workers.prestartAllCoreThreads();
         sleeper = new FixedDelay("sleep-10ms", 10);
         deadlines = new FixedDelay("deadline", timeoutMs);
 
@@ -117,9 +109,9 @@ public final class Main {
         Map<String, HttpRouter> routes = new HashMap<>();
         routes.put("/hello", hello);
         routes.put("/sleep", sleep);
-        routes.put("/redis", data(redis));
-        routes.put("/mysql", data(mysql));
-        routes.put("/memcache", data(memcache));
+        routes.put("/redis", data(redis, workers("redis", workerCount)));
+        routes.put("/mysql", data(mysql, workers("mysql", workerCount)));
+        routes.put("/memcache", data(memcache, workers("memcache", workerCount)));
         for (Map.Entry<String, HttpRouter> e : routes.entrySet()) {
             server.get(e.getKey(), e.getValue());
             server.head(e.getKey(), e.getValue());
@@ -130,7 +122,7 @@ public final class Main {
         server.syncServe(); // binds and returns; the IO threads serve from here on
         // Added to the listener's chain: every connection accepted from now on clones it.
         server.getServerSocket().filterChain().add(new RawQueryFilter());
-        System.out.println("java-voovan: listening on " + host + ":" + port + ", " + workerCount + " backend workers");
+        System.out.println("java-voovan: listening on " + host + ":" + port + ", " + workerCount + " workers per backend");
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
@@ -142,7 +134,19 @@ public final class Main {
     }
 
     /** A data endpoint: validate the id on the IO thread, then one read on a worker, bounded by the deadline. */
-    static HttpRouter data(Backends.Backend backend) {
+    static ThreadPoolExecutor workers(String name, int count) {
+        AtomicInteger n = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(count, count, 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.prestartAllCoreThreads();
+        return pool;
+    }
+
+    static HttpRouter data(Backends.Backend backend, ThreadPoolExecutor workers) {
         return (req, resp) -> {
             Exchange ex = Exchange.of(req, resp);
             int id = Ids.parse(((Request) req).getQueryString("UTF-8"));
