@@ -70,7 +70,7 @@ public final class Main {
         // Tuning knobs (README, "Tuning"): workers = threads per backend that run its blocking driver
         // calls; the Redis and SQL pools have exactly that many connections, so a worker never waits
         // for a connection. One pool per backend: a frozen MariaDB cannot starve /redis of workers.
-        int workerCount = Env.knob("bench.workers", 8);
+        int workerCount = Env.knob("bench.workers", 16);
         int memcacheConnections = Env.knob("bench.memcacheConnections", 2);
 
         sleeper = new FixedDelay("sleep-10ms", 10);
