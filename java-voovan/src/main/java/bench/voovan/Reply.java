@@ -1,0 +1,91 @@
+package bench.voovan;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * One response: status, Content-Type, body bytes. Canned ones are built once.
+ *
+ * GET answers are written through Voovan's own HttpResponse (status, one Content-Type header, body;
+ * Voovan adds Content-Length, Date and Server itself). HEAD answers cannot be: Voovan's Response
+ * always derives Content-Length from the body it writes, so a HEAD answer with the GET's length and
+ * no body has to be written as bytes (see headBytes) with the very same header values.
+ */
+final class Reply {
+    static final String TEXT = "text/plain; charset=utf-8";
+    static final String JSON = "application/json";
+
+    final int status;
+    final String reason;
+    final String contentType;
+    final byte[] body;
+    final boolean allow;
+    private final byte[] headPrefix;
+
+    Reply(int status, String reason, String contentType, byte[] body) {
+        this.status = status;
+        this.reason = reason;
+        this.contentType = contentType;
+        this.body = body;
+        this.allow = status == 405;
+        String head = "HTTP/1.1 " + status + " " + reason + "\r\n"
+                + "Content-Type: " + contentType + "\r\n"
+                + "Content-Length: " + body.length + "\r\n"
+                + (allow ? "Allow: GET, HEAD\r\n" : "");
+        this.headPrefix = head.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    static Reply text(int status, String reason, String body) {
+        return new Reply(status, reason, TEXT, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static final Reply HELLO = text(200, "OK", "Hello, World!");
+    static final Reply SLEPT = text(200, "OK", "Slept 10 ms");
+    static final Reply BAD_REQUEST = text(400, "Bad Request", "Bad Request");
+    static final Reply NOT_FOUND = text(404, "Not Found", "Not Found");
+    static final Reply METHOD_NOT_ALLOWED = text(405, "Method Not Allowed", "Method Not Allowed");
+    static final Reply INTERNAL_ERROR = text(500, "Internal Server Error", "Internal Server Error");
+    static final Reply UNAVAILABLE = text(503, "Service Unavailable", "Service Unavailable");
+
+    private static final byte[] JSON_START = "{\"id\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] JSON_MIDDLE = ",\"message\":\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] KEEP_ALIVE = "Connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    /** {"id":N,"message":"..."} escaping only '"' and '\'; every other byte is copied as it is (raw UTF-8). */
+    static Reply json(int id, byte[] message) {
+        byte[] digits = Integer.toString(id).getBytes(StandardCharsets.US_ASCII);
+        int extra = 0;
+        for (byte b : message) {
+            if (b == '"' || b == '\\') extra++;
+        }
+        byte[] out = new byte[JSON_START.length + digits.length + JSON_MIDDLE.length + message.length + extra + 2];
+        int p = 0;
+        System.arraycopy(JSON_START, 0, out, p, JSON_START.length);
+        p += JSON_START.length;
+        System.arraycopy(digits, 0, out, p, digits.length);
+        p += digits.length;
+        System.arraycopy(JSON_MIDDLE, 0, out, p, JSON_MIDDLE.length);
+        p += JSON_MIDDLE.length;
+        for (byte b : message) {
+            // '"' and '\' are ASCII, so they never occur inside a multi-byte UTF-8 sequence.
+            if (b == '"' || b == '\\') out[p++] = '\\';
+            out[p++] = b;
+        }
+        out[p++] = '"';
+        out[p] = '}';
+        return new Reply(200, "OK", JSON, out);
+    }
+
+    /**
+     * The whole HEAD answer: the same status line and headers as the GET, Date and Server taken from
+     * the very bytes Voovan appends to its own responses (WebContext.RESPONSE_COMMON_HEADER, which ends
+     * the header block), and no body.
+     */
+    byte[] headBytes(boolean http10KeepAlive, byte[] commonHeader) {
+        int extra = http10KeepAlive ? KEEP_ALIVE.length : 0;
+        byte[] out = new byte[headPrefix.length + extra + commonHeader.length];
+        System.arraycopy(headPrefix, 0, out, 0, headPrefix.length);
+        if (http10KeepAlive) System.arraycopy(KEEP_ALIVE, 0, out, headPrefix.length, extra);
+        System.arraycopy(commonHeader, 0, out, headPrefix.length + extra, commonHeader.length);
+        return out;
+    }
+}
