@@ -81,8 +81,11 @@ class Connection:
         for method, target, h in framed:
             # Only advances h11's state (it must know each request: a HEAD response has no body);
             # the bytes already went out above, all in one write.
+            # h11 only writes HTTP/1.1 ("I only send HTTP/1.1"): an HTTP/1.0 request is tracked as the
+            # HTTP/1.1 request with the same meaning, one that ends the connection after its response.
+            tracked = h if version == "1.1" else h + [("Connection", "close")]
             try:
-                self.parser.send(h11.Request(method=method, target=target, headers=h, http_version=version))
+                self.parser.send(h11.Request(method=method, target=target, headers=tracked))
                 self.parser.send(h11.EndOfMessage())
             except h11.LocalProtocolError as e:
                 raise HttpError(f"connection not reusable after the previous response: {e}") from None
