@@ -3,6 +3,8 @@ package dev.reference.tomcat;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
@@ -43,7 +45,9 @@ class RedisGreetings {
         JedisPoolConfig config = new JedisPoolConfig();
         config.setMaxTotal(poolSize);
         config.setMaxIdle(poolSize);
-        config.setMinIdle(poolSize);
+        // minIdle stays 0: with it, every invalidated (broken) connection would be replaced at once
+        // inside the failing request, i.e. a connect attempt to a server that just went away.
+        // The pool is filled once below instead.
         config.setMaxWait(Duration.ofMillis(timeoutMillis));
         config.setTestOnBorrow(false);            // no PING per request
         config.setTestWhileIdle(false);
@@ -55,10 +59,20 @@ class RedisGreetings {
                 .clientSetInfoConfig(ClientSetInfoConfig.DISABLED) // no CLIENT SETINFO round trips on connect
                 .build();
         this.pool = new JedisPool(config, new HostAndPort(host, port), client);
+        warm(poolSize);
+    }
+
+    /** Opens every connection now, not during the first requests (they are idle in the pool after). */
+    private void warm(int poolSize) {
+        List<Jedis> opened = new ArrayList<>();
         try {
-            pool.preparePool(); // open all connections now, not during the first requests
+            for (int i = 0; i < poolSize; i++) {
+                opened.add(pool.borrowObject(Duration.ofMillis(timeoutMillis)));
+            }
         } catch (Exception e) {
             log.warn("Redis not reachable at start ({}); connections will be opened on demand", e.toString());
+        } finally {
+            opened.forEach(pool::returnResource);
         }
     }
 
@@ -78,15 +92,32 @@ class RedisGreetings {
         } catch (JedisConnectionException e) {
             broken = true;
             if (!(e.getCause() instanceof SocketTimeoutException)) {
-                pool.clear(); // the server went away: its other idle connections are dead as well
+                clearIdle(); // the server went away: its other idle connections are dead as well
             }
             throw ContractError.unavailable(e);
         } finally {
-            if (broken || jedis.isBroken()) {
+            giveBack(jedis, broken || jedis.isBroken());
+        }
+    }
+
+    /** Returning a connection must never turn the answer into a 500. */
+    private void giveBack(Jedis jedis, boolean broken) {
+        try {
+            if (broken) {
                 pool.returnBrokenResource(jedis);
             } else {
                 pool.returnResource(jedis);
             }
+        } catch (RuntimeException e) {
+            log.debug("returning a Redis connection failed: {}", e.toString());
+        }
+    }
+
+    private void clearIdle() {
+        try {
+            pool.clear();
+        } catch (RuntimeException e) {
+            log.debug("clearing idle Redis connections failed: {}", e.toString());
         }
     }
 
