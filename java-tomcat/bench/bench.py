@@ -59,17 +59,30 @@ def wait_ready(url, timeout=120):
     raise SystemExit("server did not become ready")
 
 
-def wrk(url, path, connections, seconds):
+def cpu_ticks(pid):
+    """utime + stime of the whole server process, in clock ticks (1/100 s)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wrk(url, path, connections, seconds, pid=None):
+    before = cpu_ticks(pid) if pid else 0
     cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url + path]
     load = open("/proc/loadavg").read().split()[0]
     out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    ticks = (cpu_ticks(pid) - before) if pid else 0
     def grab(pattern, default="0"):
         m = re.search(pattern, out)
         return m.group(1) if m else default
+    dist = out.partition("Latency Distribution")[2]
+    def percentile(p):
+        m = re.search(rf"^\s+{p}%\s+(\S+)", dist, re.M)
+        return m.group(1) if m else "-"
     return {"path": path, "c": connections, "rps": float(grab(r"Requests/sec:\s+([\d.]+)")),
-            "p50": grab(r"50%\s+(\S+)"), "p99": grab(r"99%\s+(\S+)"),
+            "p50": percentile(50), "p99": percentile(99),
             "errors": sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out)),
-            "non2xx": int(grab(r"Non-2xx or 3xx responses: (\d+)")), "load1": float(load), "cmd": " ".join(cmd)}
+            "non2xx": int(grab(r"Non-2xx or 3xx responses: (\d+)")), "load1": float(load), "cmd": " ".join(cmd),
+            "requests": int(grab(r"(\d+) requests in")), "server_cpu_s": ticks / os.sysconf("SC_CLK_TCK")}
 
 
 def main():
@@ -101,11 +114,13 @@ def main():
         for conns in a.connections.split(","):
             for run in range(a.runs):
                 for ep in endpoints:
-                    r = wrk(url, PATHS[ep], int(conns), a.seconds)
+                    r = wrk(url, PATHS[ep], int(conns), a.seconds, server.pid)
+                    r["cpu_us_per_req"] = round(1e6 * r["server_cpu_s"] / r["requests"], 1) if r["requests"] else None
                     r.update(label=a.label, run=run + 1, jvm=a.jvm, args=a.app_arg)
                     results.append(r)
                     print(f"{a.label:24} {ep:9} c={conns:5} run{run + 1} {r['rps']:10.0f} rps  p50 {r['p50']:>8}  "
-                          f"p99 {r['p99']:>8}  sock-err {r['errors']}  non2xx {r['non2xx']}  load1 {r['load1']}",
+                          f"p99 {r['p99']:>8}  sock-err {r['errors']}  non2xx {r['non2xx']}  cpu/req {r['cpu_us_per_req']} us  "
+                          f"server-cpu {r['server_cpu_s']:.1f}s  load1 {r['load1']}",
                           flush=True)
         status = pathlib.Path(f"/proc/{server.pid}/status").read_text()
         hwm = re.search(r"VmHWM:\s+(\d+) kB", status).group(1)

@@ -8,7 +8,9 @@ import java.util.concurrent.TimeoutException;
 import jakarta.annotation.PreDestroy;
 import net.rubyeye.xmemcached.MemcachedClient;
 import net.rubyeye.xmemcached.XMemcachedClientBuilder;
+import net.rubyeye.xmemcached.exception.MemcachedClientException;
 import net.rubyeye.xmemcached.exception.MemcachedException;
+import net.rubyeye.xmemcached.exception.MemcachedServerException;
 import net.rubyeye.xmemcached.transcoders.CachedData;
 import net.rubyeye.xmemcached.transcoders.CompressionMode;
 import net.rubyeye.xmemcached.transcoders.Transcoder;
@@ -50,6 +52,8 @@ class MemcacheGreetings {
     byte[] message(int id) {
         try {
             return client.get("greeting:" + id, timeoutMillis, RawBytes.INSTANCE);
+        } catch (MemcachedServerException | MemcachedClientException e) { // an error reply: not an outage
+            throw new IllegalStateException("memcached answered with an error", e);
         } catch (TimeoutException | MemcachedException e) { // slow, frozen, or no live connection
             throw ContractError.unavailable(e);
         } catch (InterruptedException e) {
