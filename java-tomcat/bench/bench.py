@@ -123,17 +123,23 @@ def main():
                           f"server-cpu {r['server_cpu_s']:.1f}s  load1 {r['load1']}",
                           flush=True)
         status = pathlib.Path(f"/proc/{server.pid}/status").read_text()
+        if "VmHWM" not in status:
+            raise SystemExit(f"{a.label}: the server exited during the sweep (out of heap?)")
         hwm = re.search(r"VmHWM:\s+(\d+) kB", status).group(1)
         rss = re.search(r"VmRSS:\s+(\d+) kB", status).group(1)
         print(f"{a.label:24} peak RSS (VmHWM) {int(hwm) // 1024} MiB, RSS now {int(rss) // 1024} MiB", flush=True)
         for r in results:
             r["peak_rss_mib"] = int(hwm) // 1024
     finally:
+        with open(a.out, "a") as f:
+            for r in results:
+                f.write(json.dumps(r) + "\n")
         os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
-    with open(a.out, "a") as f:
-        for r in results:
-            f.write(json.dumps(r) + "\n")
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
 
 
 if __name__ == "__main__":
