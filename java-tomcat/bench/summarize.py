@@ -15,7 +15,7 @@ for (label, path, c), rs in groups.items():
     cpu = [r["cpu_us_per_req"] for r in rs if r.get("cpu_us_per_req")]
     share = [r["server_cpu_s"] / 10 for r in rs if "server_cpu_s" in r]
     print(f"| {label} | {path} | {c} | {len(rs)} | {', '.join(format(r['rps'], '.0f') for r in rs)} | "
-          f"{statistics.median(r['rps'] for r in rs):.0f} | {round(statistics.median(cpu)) if cpu else "-"} | "
+          f"{statistics.median(r['rps'] for r in rs):.0f} | {round(statistics.median(cpu)) if cpu else '-'} | "
           f"{sorted(r['p99'] for r in rs)[len(rs) // 2]} | {sum(r['errors'] for r in rs)} | {sum(r['non2xx'] for r in rs)} | "
           f"{f'{min(share):.0%}-{max(share):.0%}' if share else '-'} | "
           f"{min(r['load1'] for r in rs):.0f}-{max(r['load1'] for r in rs):.0f} |")
