@@ -1,0 +1,16 @@
+package dev.reference.tomcat;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+
+/**
+ * Spring Boot on embedded Tomcat serving the shared endpoint contract (shared-schema/CONTRACT.md).
+ * Every setting comes from application.properties, which reads only the environment.
+ */
+@SpringBootApplication(proxyBeanMethods = false)
+public class JavaTomcatApplication {
+
+    public static void main(String[] args) {
+        SpringApplication.run(JavaTomcatApplication.class, args);
+    }
+}

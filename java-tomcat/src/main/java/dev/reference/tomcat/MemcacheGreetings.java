@@ -1,0 +1,110 @@
+package dev.reference.tomcat;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+
+import jakarta.annotation.PreDestroy;
+import net.rubyeye.xmemcached.MemcachedClient;
+import net.rubyeye.xmemcached.XMemcachedClientBuilder;
+import net.rubyeye.xmemcached.exception.MemcachedClientException;
+import net.rubyeye.xmemcached.exception.MemcachedException;
+import net.rubyeye.xmemcached.exception.MemcachedServerException;
+import net.rubyeye.xmemcached.transcoders.CachedData;
+import net.rubyeye.xmemcached.transcoders.CompressionMode;
+import net.rubyeye.xmemcached.transcoders.Transcoder;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.stereotype.Component;
+
+/**
+ * One memcached {@code get greeting:<id>} per request with xmemcached (NIO, text protocol).
+ *
+ * <p>xmemcached multiplexes requests over a few connections, so there is no pool to wait for: the
+ * whole budget is the operation timeout. A timed-out get stays queued on its connection and its
+ * late reply is consumed by that (cancelled) command, in order, so replies cannot shift onto later
+ * requests. A lost connection is re-opened by xmemcached's heal thread every
+ * {@code backend.memcache.heal-interval-ms} (times the attempt number); meanwhile gets fail at once.
+ */
+@Component
+class MemcacheGreetings {
+
+    private final MemcachedClient client;
+    private final long timeoutMillis;
+
+    MemcacheGreetings(@Value("${backend.memcache.host}") String host,
+                      @Value("${backend.memcache.port}") int port,
+                      @Value("${backend.timeout-ms}") int timeoutMillis,
+                      @Value("${backend.memcache.connections}") int connections,
+                      @Value("${backend.memcache.heal-interval-ms}") long healIntervalMillis) throws IOException {
+        this.timeoutMillis = timeoutMillis;
+        XMemcachedClientBuilder builder = new XMemcachedClientBuilder(List.of(new InetSocketAddress(host, port)));
+        builder.setConnectionPoolSize(connections);
+        builder.setConnectTimeout(timeoutMillis);
+        builder.setOpTimeout(timeoutMillis);
+        builder.setHealSessionInterval(healIntervalMillis);
+        builder.setFailureMode(false);
+        builder.setTranscoder(RawBytes.INSTANCE);
+        this.client = builder.build();
+    }
+
+    /** The stored message bytes, or null when the key does not exist. */
+    byte[] message(int id) {
+        try {
+            return client.get("greeting:" + id, timeoutMillis, RawBytes.INSTANCE);
+        } catch (MemcachedServerException | MemcachedClientException e) { // an error reply: not an outage
+            throw new IllegalStateException("memcached answered with an error", e);
+        } catch (TimeoutException | MemcachedException e) { // slow, frozen, or no live connection
+            throw ContractError.unavailable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ContractError.unavailable(e);
+        }
+    }
+
+    @PreDestroy
+    void close() throws IOException {
+        client.shutdown();
+    }
+
+    /** The value's bytes as stored (flags 0, UTF-8 text): no String decoding, no serialization. */
+    enum RawBytes implements Transcoder<byte[]> {
+        INSTANCE;
+
+        @Override
+        public CachedData encode(byte[] bytes) {
+            return new CachedData(0, bytes);
+        }
+
+        @Override
+        public byte[] decode(CachedData data) {
+            return data.getData();
+        }
+
+        @Override
+        public void setPrimitiveAsString(boolean primitiveAsString) {
+        }
+
+        @Override
+        public void setPackZeros(boolean packZeros) {
+        }
+
+        @Override
+        public void setCompressionThreshold(int to) {
+        }
+
+        @Override
+        public boolean isPrimitiveAsString() {
+            return false;
+        }
+
+        @Override
+        public boolean isPackZeros() {
+            return false;
+        }
+
+        @Override
+        public void setCompressionMode(CompressionMode compressMode) {
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package dev.reference.tomcat;
+
+import java.io.IOException;
+
+import jakarta.servlet.http.HttpServletResponse;
+
+/** Writing a whole response: status, exact Content-Type, Content-Length, body. Never flushed here. */
+final class Replies {
+
+    /** Tomcat stores this as type + charset and would print {@code text/plain;charset=utf-8};
+     *  {@link ContentTypeValve} puts the contract's spelling back before the headers are written. */
+    static final String TEXT = "text/plain; charset=utf-8";
+    static final String JSON = "application/json";
+
+    private Replies() {
+    }
+
+    /**
+     * Sets status and type and writes the body into Tomcat's response buffer (8 KiB; every body here
+     * is far smaller), without committing: the headers are written when the request ends, after
+     * {@link ContentTypeValve} has run. Content-Length is deliberately not set here: Tomcat 11
+     * commits the response the moment the declared length has been written, which would be too early
+     * for the valve. At the end of the request Tomcat sets Content-Length from the buffered bytes
+     * (never chunked); for HEAD it does the same and then drops the body.
+     */
+    static void send(HttpServletResponse response, int status, String contentType, byte[] body) throws IOException {
+        response.setStatus(status);
+        response.setContentType(contentType);
+        response.getOutputStream().write(body);
+    }
+
+    /** 200 with the JSON body, or the contract's 404 when the backend holds no such id. */
+    static void greeting(HttpServletResponse response, int id, byte[] message) throws IOException {
+        if (message == null) {
+            throw ContractError.NOT_FOUND;
+        }
+        send(response, 200, JSON, Json.greeting(id, message));
+    }
+}
