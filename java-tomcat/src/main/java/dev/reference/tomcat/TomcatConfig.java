@@ -12,8 +12,6 @@ class TomcatConfig {
     @Bean
     WebServerFactoryCustomizer<TomcatServletWebServerFactory> contractTomcat() {
         return factory -> {
-            // Keeps kept-alive connections open after a 400/500/503 (stock Tomcat closes them).
-            factory.setProtocol(KeepAliveHttp11NioProtocol.class.getName());
             factory.addContextValves(new ContentTypeValve());
             // TRACE is refused by the connector by default, before routing, with a bare 405 and
             // Tomcat's own Allow list. Let it through to Spring MVC (spring.mvc.dispatch-trace-request)
