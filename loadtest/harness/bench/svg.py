@@ -32,16 +32,23 @@ def short(v: float) -> str:
     return f"{v:.3g}"
 
 
-def legend(names: list[str], colours: dict, x: int, y: int, extra: list = ()) -> str:
+def legend(names: list[str], colours: dict, x: int, y: int, extra: list = (), max_x: int | None = None) -> str:
+    """One row at y; when the items would run past max_x, two rows (the first one line higher)."""
+    items = [(name, 24 + 7 * len(name)) for name in names] + [(label, 30 + 7 * len(label)) for label, _ in extra]
+    wrap = max_x is not None and x + sum(w for _, w in items) > max_x
+    row_y = y - 16 if wrap else y
     out, dx = [], x
-    for name in names:
-        out.append(f'<rect x="{dx}" y="{y - 9}" width="10" height="10" fill="{colours[name]}"/>'
-                   f'<text x="{dx + 14}" y="{y}" font-size="12">{esc(name)}</text>')
-        dx += 24 + 7 * len(name)
-    for label, style in extra:
-        out.append(f'<line x1="{dx}" y1="{y - 4}" x2="{dx + 18}" y2="{y - 4}" {style}/>'
-                   f'<text x="{dx + 22}" y="{y}" font-size="12">{esc(label)}</text>')
-        dx += 30 + 7 * len(label)
+    styles = dict(extra)
+    for label, w in items:
+        if wrap and dx + w > max_x and dx > x:
+            dx, row_y = x, y
+        if label in styles and label not in colours:
+            out.append(f'<line x1="{dx}" y1="{row_y - 4}" x2="{dx + 18}" y2="{row_y - 4}" {styles[label]}/>'
+                       f'<text x="{dx + 22}" y="{row_y}" font-size="12">{esc(label)}</text>')
+        else:
+            out.append(f'<rect x="{dx}" y="{row_y - 9}" width="10" height="10" fill="{colours[label]}"/>'
+                       f'<text x="{dx + 14}" y="{row_y}" font-size="12">{esc(label)}</text>')
+        dx += w
     return "".join(out)
 
 
@@ -93,7 +100,7 @@ def bar_chart(title: str, groups: list[str], series: list[str], values: dict, un
                        f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"><title>ceiling {markers[g]:,.0f}</title></line>')
         out.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{top + ph + 18}" font-size="13" text-anchor="middle">{esc(g)}</text>')
     extra = [("ceiling", f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"')] if markers else []
-    out.append(legend(series, colours, left, height - 12, extra))
+    out.append(legend(series, colours, left, height - 12, extra, max_x=width))
     out.append("</svg>")
     return "".join(out)
 
@@ -101,7 +108,7 @@ def bar_chart(title: str, groups: list[str], series: list[str], values: dict, un
 def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, knees: dict | None = None,
                ceiling: list | None = None, width: int = 640, height: int = 320, xlog: bool = True) -> str:
     """lines[name] -> [(x, y)], x on a log2 axis (concurrency); knees[name] -> x to circle; ceiling -> [(x, y)]."""
-    left, right, top, bottom = 70, 20, 40, 70
+    left, right, top, bottom = 70, 20, 40, 84  # room for a two-row legend under the axis label
     pw, ph = width - left - right, height - top - bottom
     xs = sorted({x for pts in lines.values() for x, _ in pts} | {x for x, _ in (ceiling or [])})
     ys = [v for pts in lines.values() for _, v in pts if v] + [v for _, v in (ceiling or []) if v]
@@ -149,6 +156,6 @@ def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, k
     extra = [("ceiling", f'stroke="{CEILING_COLOUR}" stroke-width="2" stroke-dasharray="6 3"')] if ceiling else []
     if knees:
         extra.append(("◯ knee", 'stroke="none"'))
-    out.append(legend(list(lines), colours, left, height - 10, extra))
+    out.append(legend(list(lines), colours, left, height - 10, extra, max_x=width))
     out.append("</svg>")
     return "".join(out)
