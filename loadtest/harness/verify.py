@@ -25,7 +25,6 @@ DEADLINE_SLACK = 0.75
 RECOVERY_WITHIN = 2.0
 TAMPER_ID = 777
 MAY_CLOSE = {400, 500, 503}  # statuses after which a server may end a kept-alive connection (CONTRACT.md)
-ENDPOINT = {"redis": "redis", "mysql": "mysql", "memcache": "memcache"}
 
 
 @dataclass
@@ -132,7 +131,7 @@ class Counters:
 
 def warm_up(target: Target) -> None:
     """Fill pools and JITs first, so that lazily opened connections don't count as requests."""
-    targets = [("GET", "/hello")] + [("GET", f"/{ep}?id={i}") for ep in ENDPOINT.values() for i in (1, 2, 3)]
+    targets = [("GET", "/hello")] + [("GET", f"/{ep}?id={i}") for ep in SERVICES for i in (1, 2, 3)]
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         for _ in range(4):
             list(pool.map(lambda t: _quiet_fetch(target, *t), targets * 4))
@@ -200,7 +199,7 @@ def check_no_caching(target: Target) -> list[Check]:
     original = contract.greetings()[TAMPER_ID]
     checks = []
     for name in SERVICES:
-        path = f"/{ENDPOINT[name]}?id={TAMPER_ID}"
+        path = f"/{name}?id={TAMPER_ID}"
         client = backends.client(name)
         problems = []
         try:
@@ -325,7 +324,7 @@ def check_connection_close(target: Target) -> list[Check]:
 def check_concurrency(target: Target) -> list[Check]:
     """Many connections at once, each response must be its own request's (no crossed buffers)."""
     ids = contract.greetings()
-    work = [(ep, i) for i in range(100, 164) for ep in ENDPOINT.values()]
+    work = [(ep, i) for i in range(100, 164) for ep in SERVICES]
 
     def one(item):
         ep, i = item
@@ -350,7 +349,7 @@ def _expect_503(target: Target, name: str, first_id: int) -> list[str]:
     want = contract.error(503)
     # Ids no earlier phase asked for: a late answer to an earlier request that leaks onto a new
     # connection then shows up as a wrong id instead of passing for a right one.
-    paths = [f"/{ENDPOINT[name]}?id={i}" for i in range(first_id, first_id + 8)]
+    paths = [f"/{name}?id={i}" for i in range(first_id, first_id + 8)]
 
     def one(path):
         started = time.monotonic()
@@ -382,7 +381,7 @@ def _expect_recovery(target: Target, name: str) -> list[str]:
     last = ""
     while time.monotonic() - started < RECOVERY_WITHIN:
         try:
-            resp = target.fetch("GET", f"/{ENDPOINT[name]}?id=300", timeout=RECOVERY_WITHIN)
+            resp = target.fetch("GET", f"/{name}?id=300", timeout=RECOVERY_WITHIN)
             if resp.status == 200:
                 break
             last = f"status {resp.status}"
@@ -394,7 +393,7 @@ def _expect_recovery(target: Target, name: str) -> list[str]:
     # Distinct ids in a row: a client that kept a timed-out request's late reply would answer off by one.
     wrong = []
     for i in range(301, 311):
-        resp = target.fetch("GET", f"/{ENDPOINT[name]}?id={i}")
+        resp = target.fetch("GET", f"/{name}?id={i}")
         if resp.status != 200 or resp.body != contract.json_body(i, ids[i]):
             wrong.append(f"id {i}: status {resp.status}, body {show_bytes(resp.body, 60)}")
     return [f"after recovery, wrong answers: {'; '.join(wrong[:3])}"] if wrong else []

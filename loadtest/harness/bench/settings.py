@@ -7,8 +7,10 @@ import dataclasses
 import os
 from dataclasses import asdict, dataclass, field
 
+from ..config import SERVICES
+
 ENDPOINTS = ("hello", "redis", "mysql", "memcache", "sleep")
-DATA_ENDPOINTS = ("redis", "mysql", "memcache")
+DATA_ENDPOINTS = SERVICES  # each data endpoint is named after its backend (CONTRACT.md)
 
 
 def _ints(raw: str) -> list[int]:
