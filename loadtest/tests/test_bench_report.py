@@ -24,6 +24,12 @@ def test_reports_render_from_a_recorded_results_json(tmp_path):
     assert "<script" not in html and "<link" not in html
     for stack in doc["stacks"]:
         assert stack["name"] in html
+    # each benchmarked stack has its own table, every endpoint in it (what its README quotes)
+    per_stack = md.split("## Per stack")[1].split("## Ceilings")[0]
+    for stack in report_md.benchmarked(doc):
+        section = per_stack.split(f"### {stack['name']}\n")[1].split("###")[0]
+        for endpoint in stack["endpoints"]:
+            assert f"| /{endpoint} |" in section
 
 
 def test_an_unavailable_or_failed_stack_is_listed_with_its_reason(tmp_path):

@@ -146,6 +146,9 @@ concurrency (nginx <code>return 200</code>, Little's law for /sleep, the backend
         if sweep:
             parts.append("<p class='note'>Throughput (req/s) by connections; ◆ marks the knee.</p>"
                          + html_table(["stack"] + [str(c) for c in doc["settings"]["concurrency"]], sweep))
+    parts.append("<h2>Per stack</h2>")
+    for x in report_md.benchmarked(doc):
+        parts.append(f"<h3>{esc(x['name'])}</h3>" + html_table(report_md.stack_header(doc), report_md.stack_rows(doc, x)))
     parts.append("<h2>Ceilings</h2>" + html_table(
         ["endpoint", "conns", "req/s", "how"],
         [[c["endpoint"], c["connections"], report_md.fmt_rps(c.get("throughput_rps")), f"{c['tool']}: {c.get('method', '')}"]

@@ -48,35 +48,63 @@ def memory_of(ep: dict) -> tuple:
     return (max(peaks) if peaks else None, sorted(steady)[len(steady) // 2] if steady else None)
 
 
+def measured_cells(doc, s: dict, endpoint: str) -> list[str] | None:
+    """One stack on one endpoint: the cells after the first column of both the per-endpoint and the
+    per-stack tables (their headers come from measured_header)."""
+    ep = s["endpoints"].get(endpoint)
+    if not ep:
+        return None
+    h = ep["headline"]
+    t = h["throughput_rps"]
+    ceiling = results.ceiling_for(doc, endpoint, h["connections"])
+    peak_mem, steady_mem = memory_of(ep)
+    opens = []
+    for frac in doc["settings"]["open_rates"]:
+        run = next((r for r in ep["open_loop"] if r.get("fraction_of_peak") == frac and r.get("latency_ms")), None)
+        opens.append(fmt_ms(run["latency_ms"]["p99"]) if run else "–")
+    spread = f" (±{t['spread_pct'] / 2:.0f}%, n={t['n']})" if t["n"] > 1 and t["spread_pct"] is not None else ""
+    best = next(r for r in ep["sweep"] if r["connections"] == h["connections"])
+    errors = sum(sum((r.get("errors") or {}).values()) for r in ep["sweep"] + ep["repeats"])
+    return [fmt_rps(t["median"]) + spread, h["connections"], ep["knee_connections"],
+            fmt_pct(results.ratio(t["median"], ceiling)), fmt_ms(best["latency_ms"]["p99"]) if best.get("latency_ms") else "–",
+            *opens, fmt_rps(h["cpu_us_per_request"]["median"]), fmt_mib(peak_mem), fmt_mib(steady_mem),
+            f"{errors:,}", ", ".join(h["flags"]) or "ok"]
+
+
+def measured_header(doc) -> list[str]:
+    return (["req/s (median)", "at conns", "knee", "of ceiling", "closed p99 ms"]
+            + [f"open {r:.0%} p99 ms" for r in doc["settings"]["open_rates"]]
+            + ["CPU µs/req", "peak RSS MiB", "steady RSS MiB", "errors", "flags"])
+
+
 def endpoint_rows(doc, endpoint: str) -> list[list[str]]:
     rows = []
-    rates = doc["settings"]["open_rates"]
     for s in benchmarked(doc):
-        ep = s["endpoints"].get(endpoint)
-        if not ep:
-            continue
-        h = ep["headline"]
-        t = h["throughput_rps"]
-        ceiling = results.ceiling_for(doc, endpoint, h["connections"])
-        peak_mem, steady_mem = memory_of(ep)
-        opens = []
-        for frac in rates:
-            run = next((r for r in ep["open_loop"] if r.get("fraction_of_peak") == frac and r.get("latency_ms")), None)
-            opens.append(fmt_ms(run["latency_ms"]["p99"]) if run else "–")
-        spread = f" (±{t['spread_pct'] / 2:.0f}%, n={t['n']})" if t["n"] > 1 and t["spread_pct"] is not None else ""
-        best = next(r for r in ep["sweep"] if r["connections"] == h["connections"])
-        errors = sum(sum((r.get("errors") or {}).values()) for r in ep["sweep"] + ep["repeats"])
-        rows.append([s["name"], fmt_rps(t["median"]) + spread, h["connections"], ep["knee_connections"],
-                     fmt_pct(results.ratio(t["median"], ceiling)), fmt_ms(best["latency_ms"]["p99"]) if best.get("latency_ms") else "–",
-                     *opens, fmt_rps(h["cpu_us_per_request"]["median"]), fmt_mib(peak_mem), fmt_mib(steady_mem),
-                     f"{errors:,}", ", ".join(h["flags"]) or "ok"])
+        cells = measured_cells(doc, s, endpoint)
+        if cells:
+            rows.append([s["name"], *cells])
     return rows
 
 
+def stack_rows(doc, s: dict) -> list[list[str]]:
+    """One stack, every endpoint: the table a stack's README quotes."""
+    rows = []
+    for endpoint in endpoints(doc):
+        cells = measured_cells(doc, s, endpoint)
+        if cells:
+            by_c = {r["connections"]: r.get("throughput_rps") for r in s["endpoints"][endpoint]["sweep"]}
+            sweep = " / ".join(fmt_rps(by_c.get(c)) for c in doc["settings"]["concurrency"])
+            rows.append([f"/{endpoint}", *cells, sweep])
+    return rows
+
+
+def stack_header(doc) -> list[str]:
+    levels = " / ".join(str(c) for c in doc["settings"]["concurrency"])
+    return ["endpoint", *measured_header(doc), f"req/s at {levels} conns"]
+
+
 def endpoint_header(doc) -> list[str]:
-    return (["stack", "req/s (median)", "at conns", "knee", "of ceiling", "closed p99 ms"]
-            + [f"open {r:.0%} p99 ms" for r in doc["settings"]["open_rates"]]
-            + ["CPU µs/req", "peak RSS MiB", "steady RSS MiB", "errors", "flags"])
+    return ["stack", *measured_header(doc)]
 
 
 def sweep_rows(doc, endpoint: str) -> list[list[str]]:
@@ -164,6 +192,11 @@ def render(doc) -> str:
         if sweep:
             out += ["Throughput (req/s) by connections; ◆ marks the knee (fewest connections reaching 90% of the peak):", "",
                     table(["stack"] + [str(c) for c in s["concurrency"]], sweep), ""]
+    out += ["## Per stack", "",
+            "Each stack's own row from every endpoint table above, for quoting in its README.", ""]
+    for x in benchmarked(doc):
+        out += [f"### {x['name']}", "", f"{x.get('framework', '')}; {x.get('status', '?')}", "",
+                table(stack_header(doc), stack_rows(doc, x)), ""]
     out += ["## Ceilings", "",
             table(["endpoint", "conns", "req/s", "how"],
                   [[c["endpoint"], c["connections"], fmt_rps(c.get("throughput_rps")),
