@@ -76,10 +76,11 @@ def memory_bytes(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-def machine_jiffies() -> tuple[int, int, dict[int, tuple[int, int]]]:
-    """(busy, total) over all CPUs and per CPU, from /proc/stat; busy excludes idle and iowait."""
+def machine_jiffies() -> tuple[int, int, int, dict[int, tuple[int, int]]]:
+    """(busy, steal, total) over all CPUs and (busy, total) per CPU, from /proc/stat; busy excludes
+    idle and iowait and includes steal (time the hypervisor gave to another guest)."""
     per = {}
-    busy_all = total_all = 0
+    busy_all = steal_all = total_all = 0
     with open("/proc/stat") as f:
         for line in f:
             if not line.startswith("cpu"):
@@ -89,10 +90,35 @@ def machine_jiffies() -> tuple[int, int, dict[int, tuple[int, int]]]:
             total = sum(vals)
             busy = total - vals[3] - vals[4]
             if name == "cpu":
-                busy_all, total_all = busy, total
+                busy_all, steal_all, total_all = busy, vals[7], total
             else:
                 per[int(name[3:])] = (busy, total)
-    return busy_all, total_all, per
+    return busy_all, steal_all, total_all, per
+
+
+def other_processes_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
+    """pid -> (start time, CPU seconds including reaped children) of every user-space process
+    outside `exclude`. Kernel threads are left out: while a benchmark runs, theirs is mostly the
+    run's own loopback traffic (ksoftirqd), not other work."""
+    out = {}
+    for pid in _all_pids():
+        if pid in exclude or pid == 2:
+            continue
+        f = _stat_fields(pid)
+        if f is None or int(f[1]) == 2:
+            continue
+        # utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
+        out[pid] = (f[19], sum(int(v) for v in f[11:15]) / CLK_TCK)
+    return out
+
+
+def cpu_delta(before: dict, after: dict) -> float:
+    """CPU seconds the processes of `after` used since `before` (a process new since then: all of it)."""
+    total = 0.0
+    for pid, (start, seconds) in after.items():
+        prev = before.get(pid)
+        total += seconds - (prev[1] if prev and prev[0] == start else 0.0)
+    return max(0.0, total)
 
 
 @dataclass

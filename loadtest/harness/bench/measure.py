@@ -2,8 +2,11 @@
 
 The tool (wrk, oha, a backend's benchmark) is a child process reaped with wait4(), whose rusage is
 exactly its CPU time. The server's CPU is the delta of its whole process tree in /proc; the
-backends' and the harness's own are measured the same way; what the machine spent beyond all of
-them (from /proc/stat) is foreign: other work on the box, which makes a run untrustworthy.
+backends' and the harness's own are measured the same way. Foreign is what makes a run
+untrustworthy: the CPU of every other user-space process (from /proc, capped by the busy time
+/proc/stat has left over) plus steal (the hypervisor serving another guest). Busy time that neither
+explains is kernel work charged to no process, mostly interrupts and softirqs on an idle CPU: the
+run's own loopback traffic; it is recorded, not counted as foreign.
 """
 import os
 import resource
@@ -37,11 +40,19 @@ def _cpu_of(pids: dict) -> dict:
     return {name: procstats.cpu_seconds(pid) for name, pid in pids.items() if pid}
 
 
+def _known(acct: Accounting) -> set[int]:
+    pids = {os.getpid()} | {p for p in acct.known_pids.values() if p}
+    if acct.server_root:
+        pids |= set(procstats.tree(acct.server_root))
+    return pids
+
+
 def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = True) -> ToolRun:
     server_before = procstats.tree_cpu_seconds(acct.server_root) if acct.server_root else 0.0
     known_before = _cpu_of(acct.known_pids)
+    others_before = procstats.other_processes_cpu(_known(acct))
     self_before = resource.getrusage(resource.RUSAGE_SELF)
-    busy0, total0, per0 = procstats.machine_jiffies()
+    busy0, steal0, total0, per0 = procstats.machine_jiffies()
     sampler = procstats.MemorySampler(acct.server_root).start() if (acct.server_root and sample_memory) else None
     children_before = _children_cpu()
     t0 = time.monotonic()
@@ -57,15 +68,17 @@ def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = Tru
     generator_cpu = max(0.0, _children_cpu() - children_before)
     wall = time.monotonic() - t0
     memory = sampler.stop() if sampler else None
-    busy1, total1, per1 = procstats.machine_jiffies()
+    busy1, steal1, total1, per1 = procstats.machine_jiffies()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
     known_after = _cpu_of(acct.known_pids)
     server_after = procstats.tree_cpu_seconds(acct.server_root) if acct.server_root else 0.0
+    others = procstats.cpu_delta(others_before, procstats.other_processes_cpu(_known(acct)))
     stats = account(wall, server_after - server_before,
                     {k: known_after.get(k, 0) - known_before.get(k, 0) for k in known_before},
                     generator_cpu,
                     (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime),
                     (busy1 - busy0) / procstats.CLK_TCK, (total1 - total0) / procstats.CLK_TCK,
+                    others, (steal1 - steal0) / procstats.CLK_TCK,
                     {c: ((per1[c][0] - per0[c][0]) / max(1, per1[c][1] - per0[c][1])) for c in per1 if c in per0},
                     acct)
     if memory:
@@ -79,9 +92,12 @@ def _children_cpu() -> float:
 
 
 def account(wall, server_cpu, known_cpu: dict, generator_cpu, harness_cpu, busy_s, capacity_s,
-            per_cpu_busy: dict, acct: Accounting) -> dict:
+            other_processes_cpu, steal_s, per_cpu_busy: dict, acct: Accounting) -> dict:
     known_total = server_cpu + sum(known_cpu.values()) + generator_cpu + harness_cpu
-    foreign = max(0.0, busy_s - known_total)
+    unexplained = max(0.0, busy_s - steal_s - known_total)
+    # Another process's count can include a child it reaped that had run before the window.
+    other = min(other_processes_cpu, unexplained)
+    foreign = other + steal_s
     loadgen_n = max(1, len(acct.loadgen_cpus))
     server_n = max(1, len(acct.server_cpus))
     return {
@@ -97,6 +113,9 @@ def account(wall, server_cpu, known_cpu: dict, generator_cpu, harness_cpu, busy_
         "machine_capacity_s": round(capacity_s, 3),
         "foreign_cpu_s": round(foreign, 3),
         "foreign_cpu_share": round(foreign / capacity_s, 3) if capacity_s else None,
+        "other_processes_cpu_s": round(other, 3),
+        "steal_s": round(steal_s, 3),
+        "kernel_unattributed_cpu_s": round(unexplained - other, 3),
         "per_cpu_busy": {str(c): round(v, 3) for c, v in sorted(per_cpu_busy.items())},
     }
 
