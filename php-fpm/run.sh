@@ -18,8 +18,10 @@ run_dir="$(mkdir -p "$RUN_DIR" && cd "$RUN_DIR" && pwd)"
 mkdir -p "$run_dir/tmp"
 rm -f "$run_dir/php-fpm.sock" "$run_dir/php-fpm-deadline.sock"
 
-# Tuning (see README "Tuning"): the FPM pool size, and JIT on or off.
-max_children=32
+# Tuning (see README "Tuning"): the FPM pool size (FPM_MAX_CHILDREN overrides it, for measuring
+# other sizes), and JIT on or off.
+max_children="${FPM_MAX_CHILDREN:-32}"
+[[ "$max_children" =~ ^[1-9][0-9]*$ ]] || { echo "php-fpm: FPM_MAX_CHILDREN must be a positive integer" >&2; exit 2; }
 jit=tracing
 
 # Descriptors: nginx holds a client socket and an upstream socket per request. Raise the soft

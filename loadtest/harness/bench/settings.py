@@ -30,7 +30,7 @@ class Settings:
     open_rates: list = field(default_factory=lambda: [0.5, 0.8])  # fractions of the measured peak
     open_duration: float = 5.0        # seconds per open-loop rate
     warmup_min: float = 4.0           # seconds of warm-up at least
-    warmup_max: float = 30.0          # ... and at most (JIT compilers settle within this on 2 cores)
+    warmup_max: float = 60.0          # ... and at most (Tomcat's JIT on one core was still drifting at 30 s)
     warmup_drift: float = 0.05        # warm-up ends when the last 3 one-second rates are within ±5%
     calibration_duration: float = 5.0  # seconds per ceiling measurement
     endpoints: list = field(default_factory=lambda: list(ENDPOINTS))

@@ -1,10 +1,15 @@
 package dev.reference.tomcat;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -22,12 +27,22 @@ class Endpoints {
 
     private static final byte[] HELLO = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SLEPT = "Slept 10 ms".getBytes(StandardCharsets.US_ASCII);
+    /** Runs a task 10 ms later on the JDK's one delay-scheduler thread (no pool: the task only writes bytes). */
+    private static final Executor AFTER_10_MS = CompletableFuture.delayedExecutor(10, TimeUnit.MILLISECONDS, Runnable::run);
 
     private final RedisGreetings redis;
     private final MysqlGreetings mysql;
     private final MemcacheGreetings memcache;
 
-    Endpoints(RedisGreetings redis, MysqlGreetings mysql, MemcacheGreetings memcache) {
+    private final boolean sleepOnTimer;
+
+    Endpoints(RedisGreetings redis, MysqlGreetings mysql, MemcacheGreetings memcache,
+              @Value("${contract.sleep}") String sleep) {
+        this.sleepOnTimer = switch (sleep) {
+            case "servlet-async" -> true;
+            case "virtual-thread" -> false;
+            default -> throw new IllegalArgumentException("contract.sleep: virtual-thread or servlet-async, not " + sleep);
+        };
         this.redis = redis;
         this.mysql = mysql;
         this.memcache = memcache;
@@ -38,10 +53,27 @@ class Endpoints {
         Replies.send(response, 200, Replies.TEXT, HELLO);
     }
 
+    /**
+     * contract.sleep=virtual-thread: {@code Thread.sleep} parks the request's virtual thread (its
+     * carrier serves others meanwhile) and the response is written when it wakes.
+     * contract.sleep=servlet-async: the request goes asynchronous (Spring MVC's CompletableFuture
+     * support), no thread waits, a timer writes the body 10 ms later and Spring's async dispatch
+     * finishes the response (through ContentTypeValve, like every other response).
+     */
     @GetMapping("/sleep")
-    void sleep(HttpServletResponse response) throws IOException, InterruptedException {
-        Thread.sleep(10); // on a virtual thread: parks, its carrier thread serves other requests meanwhile
+    CompletableFuture<Void> sleep(HttpServletResponse response) throws IOException, InterruptedException {
+        if (sleepOnTimer) {
+            return CompletableFuture.runAsync(() -> {
+                try {
+                    Replies.send(response, 200, Replies.TEXT, SLEPT);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, AFTER_10_MS);
+        }
+        Thread.sleep(10);
         Replies.send(response, 200, Replies.TEXT, SLEPT);
+        return null; // answered synchronously: Spring treats a null future as a handled request
     }
 
     @GetMapping("/redis")
