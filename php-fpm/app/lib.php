@@ -86,6 +86,15 @@ function greeting_json(int $id, string $message): string
     return '{"id":' . $id . ',"message":"' . strtr($message, ['\\' => '\\\\', '"' => '\\"']) . '"}';
 }
 
+/**
+ * Persistent backend connections (the default), or a connection per request with
+ * FPM_PERSISTENT=0: the seeds' setup, kept to measure the difference (README, Tuning).
+ */
+function persistent(): bool
+{
+    return getenv('FPM_PERSISTENT') !== '0';
+}
+
 function fetch_redis(int $id): ?string
 {
     $t = timeout_s();
@@ -95,7 +104,11 @@ function fetch_redis(int $id): ?string
         // request. Connect and read timeouts both come from BACKEND_TIMEOUT_MS; on a read error
         // or timeout phpredis closes the socket, so a late reply can never be read as the answer
         // to a later command.
-        $redis->pconnect(env('REDIS_HOST'), (int) env('REDIS_PORT'), $t, 'greetings', 0, $t);
+        if (persistent()) {
+            $redis->pconnect(env('REDIS_HOST'), (int) env('REDIS_PORT'), $t, 'greetings', 0, $t);
+        } else {
+            $redis->connect(env('REDIS_HOST'), (int) env('REDIS_PORT'), $t, null, 0, $t);
+        }
         $value = $redis->get("greeting:$id");
     } catch (RedisException $e) {
         throw new Unavailable($e->getMessage(), 0, $e);
@@ -117,7 +130,7 @@ function fetch_mysql(int $id): ?string
             env('MYSQL_USER'),
             env('MYSQL_PASSWORD'),
             [
-                PDO::ATTR_PERSISTENT => true,
+                PDO::ATTR_PERSISTENT => persistent(),
                 PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
                 PDO::ATTR_TIMEOUT => max(1, (int) ceil(timeout_s())),
                 // Client-side prepared: PDO binds and quotes the parameter and sends one
@@ -140,7 +153,7 @@ function fetch_memcache(int $id): ?string
 {
     // A persistent Memcached instance: with a persistent id, libmemcached's handle and its
     // connection survive the request; the server is added once per worker.
-    $mc = new Memcached('greetings');
+    $mc = persistent() ? new Memcached('greetings') : new Memcached();
     if (!$mc->getServerList()) {
         $ms = (int) env('BACKEND_TIMEOUT_MS');
         $mc->setOptions([
