@@ -56,10 +56,6 @@ def tree(root: int) -> list[int]:
     return sorted(members)
 
 
-def tree_cpu_seconds(root: int) -> float:
-    return sum(cpu_seconds(p) for p in tree(root))
-
-
 def memory_bytes(pid: int) -> tuple[int, int]:
     """(RSS, PSS) of one process. PSS splits shared pages among the processes sharing them, so a
     pre-forked tree is not counted once per worker; RSS is what `ps` shows."""

@@ -40,17 +40,17 @@ def _cpu_of(pids: dict) -> dict:
     return {name: procstats.cpu_seconds(pid) for name, pid in pids.items() if pid}
 
 
-def _known(acct: Accounting) -> set[int]:
-    pids = {os.getpid()} | {p for p in acct.known_pids.values() if p}
-    if acct.server_root:
-        pids |= set(procstats.tree(acct.server_root))
-    return pids
+def _server_and_others(acct: Accounting) -> tuple[float, dict]:
+    """The server tree's CPU seconds, and every other process's (procstats.other_processes_cpu),
+    from one walk of the server's tree."""
+    server = procstats.tree(acct.server_root) if acct.server_root else []
+    known = {os.getpid()} | {p for p in acct.known_pids.values() if p} | set(server)
+    return sum(procstats.cpu_seconds(p) for p in server), procstats.other_processes_cpu(known)
 
 
 def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = True) -> ToolRun:
-    server_before = procstats.tree_cpu_seconds(acct.server_root) if acct.server_root else 0.0
+    server_before, others_before = _server_and_others(acct)
     known_before = _cpu_of(acct.known_pids)
-    others_before = procstats.other_processes_cpu(_known(acct))
     self_before = resource.getrusage(resource.RUSAGE_SELF)
     busy0, steal0, total0, per0 = procstats.machine_jiffies()
     sampler = procstats.MemorySampler(acct.server_root).start() if (acct.server_root and sample_memory) else None
@@ -71,8 +71,8 @@ def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = Tru
     busy1, steal1, total1, per1 = procstats.machine_jiffies()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
     known_after = _cpu_of(acct.known_pids)
-    server_after = procstats.tree_cpu_seconds(acct.server_root) if acct.server_root else 0.0
-    others = procstats.cpu_delta(others_before, procstats.other_processes_cpu(_known(acct)))
+    server_after, others_after = _server_and_others(acct)
+    others = procstats.cpu_delta(others_before, others_after)
     stats = account(wall, server_after - server_before,
                     {k: known_after.get(k, 0) - known_before.get(k, 0) for k in known_before},
                     generator_cpu,
