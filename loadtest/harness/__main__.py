@@ -1,5 +1,6 @@
 """Command line of the harness: `python -m harness <command>` (the Makefile's targets call these)."""
 import argparse
+import signal
 import subprocess
 import sys
 
@@ -127,7 +128,17 @@ def cmd_setup(args) -> int:
     return provision.setup(stacks.discover())
 
 
+def stop_like_ctrl_c_on_sigterm() -> None:
+    """`kill <harness>` unwinds like Ctrl-C, so the stack and services it started are stopped.
+
+    Stacks run in their own session (a Ctrl-C meant for the harness must not reach them first), so
+    nothing else stops them: with Python's default SIGTERM the harness died at once and left the
+    stack serving, holding its port for the next run."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
 def main(argv=None) -> int:
+    stop_like_ctrl_c_on_sigterm()
     parser = argparse.ArgumentParser(prog="harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, fn, helptext in [
