@@ -24,6 +24,10 @@ IMF_FIXDATE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr
 DEADLINE_SLACK = 0.75
 RECOVERY_WITHIN = 2.0
 TAMPER_ID = 777
+# /sleep, timed by the client from sending to the last byte (see check_sleep_waits).
+SLEEP_SAMPLES = 20
+SLEEP_MIN_MS = 9.0
+SLEEP_MEDIAN_MS = 10.0
 MAY_CLOSE = {400, 500, 503}  # statuses after which a server may end a kept-alive connection (CONTRACT.md)
 
 
@@ -321,6 +325,29 @@ def check_connection_close(target: Target) -> list[Check]:
     return [Check("Connection: close honoured", not problems, "; ".join(problems) or "ok")]
 
 
+def check_sleep_waits(target: Target) -> list[Check]:
+    """/sleep really waits its 10 ms: a stack that skipped or shortened the wait would win the /sleep
+    benchmark without doing the work. Lower bounds only, so a busy machine can make it slower but
+    never fail it; a millisecond timer may fire up to 1 ms early (CONTRACT.md)."""
+    took, problems = [], []
+    with target.connect() as conn:
+        for _ in range(SLEEP_SAMPLES):
+            start = time.perf_counter()
+            resp = conn.request("GET", "/sleep")
+            took.append((time.perf_counter() - start) * 1000)
+            if resp.status != 200:
+                problems.append(f"GET /sleep answered {resp.status}")
+                break
+    took.sort()
+    median = took[len(took) // 2]
+    if took[0] < SLEEP_MIN_MS:
+        problems.append(f"the shortest of {len(took)} took {took[0]:.2f} ms (less than {SLEEP_MIN_MS} ms)")
+    if median < SLEEP_MEDIAN_MS:
+        problems.append(f"the median of {len(took)} took {median:.2f} ms (less than {SLEEP_MEDIAN_MS} ms)")
+    detail = "; ".join(problems) or f"{len(took)} in turn took {took[0]:.2f} to {took[-1]:.2f} ms, median {median:.2f}"
+    return [Check("/sleep waits 10 ms", not problems, detail)]
+
+
 def check_concurrency(target: Target) -> list[Check]:
     """Many connections at once, each response must be its own request's (no crossed buffers)."""
     ids = contract.greetings()
@@ -429,7 +456,7 @@ def check_outages(target: Target, names=SERVICES, modes=("stopped", "frozen")) -
 
 
 CHECKS = [check_cases, check_no_caching, check_date, check_keep_alive, check_pipelining, check_http10,
-          check_connection_close, check_concurrency, check_outages]
+          check_connection_close, check_sleep_waits, check_concurrency, check_outages]
 
 
 def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:

@@ -22,6 +22,7 @@ FAULTS = {
     "wrong_server": "Server: nginx",
     "chunked": "Transfer-Encoding: chunked instead of Content-Length",
     "cache": "serves every path from a cache after the first time",
+    "no_sleep": "answers /sleep at once (from a cache) after the first time",
     "double_read": "forwards each data request twice",
     "read_on_400": "touches a backend when answering 400",
     "close_always": "closes the connection after every response",
@@ -107,7 +108,7 @@ class BrokenProxy:
     def _answer(self, client, parser, up, request) -> bool:
         method, target = request.method.decode(), request.target.decode()
         data_path = target.split("?")[0] in ("/redis", "/mysql", "/memcache")
-        if self.fault == "cache" and target in self.cache:
+        if target in self.cache and (self.fault == "cache" or self.fault == "no_sleep" and target == "/sleep"):
             resp = self.cache[target]
         else:
             resp = self._forward(up, method, target)

@@ -23,6 +23,7 @@ CHECKS = {
     "pipelining": verify.check_pipelining,
     "http10": verify.check_http10,
     "connection_close": verify.check_connection_close,
+    "sleep_waits": verify.check_sleep_waits,
     "concurrency": verify.check_concurrency,
     "outage_redis": only(verify.check_outages, names=("redis",)),
 }
@@ -40,6 +41,7 @@ CAUGHT_BY = [
     ("double_read", "cases", "backend reads (one per data request, none for errors)"),
     ("read_on_400", "cases", "backend reads (one per data request, none for errors)"),
     ("cache", "no_caching", None),
+    ("no_sleep", "sleep_waits", None),
     ("close_always", "keep_alive", None),
     ("no_pipelining", "pipelining", None),
     ("http10_keep_open", "http10", None),
