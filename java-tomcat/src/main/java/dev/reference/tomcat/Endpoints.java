@@ -5,8 +5,11 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.beans.factory.annotation.Value;
@@ -29,19 +32,26 @@ class Endpoints {
     private static final byte[] SLEPT = "Slept 10 ms".getBytes(StandardCharsets.US_ASCII);
     /** Runs a task 10 ms later on the JDK's one delay-scheduler thread (no pool: the task only writes bytes). */
     private static final Executor AFTER_10_MS = CompletableFuture.delayedExecutor(10, TimeUnit.MILLISECONDS, Runnable::run);
+    /** One timer thread for servlet-async: its tasks only write 11 bytes and complete the request. */
+    private static final ScheduledExecutorService TIMER = timer();
+
+    /** How /sleep waits: application.properties, contract.sleep (README, Tuning, has the measurements). */
+    enum SleepMode { VIRTUAL_THREAD, SERVLET_ASYNC, SPRING_ASYNC }
 
     private final RedisGreetings redis;
     private final MysqlGreetings mysql;
     private final MemcacheGreetings memcache;
 
-    private final boolean sleepOnTimer;
+    private final SleepMode sleepMode;
 
     Endpoints(RedisGreetings redis, MysqlGreetings mysql, MemcacheGreetings memcache,
               @Value("${contract.sleep}") String sleep) {
-        this.sleepOnTimer = switch (sleep) {
-            case "servlet-async" -> true;
-            case "virtual-thread" -> false;
-            default -> throw new IllegalArgumentException("contract.sleep: virtual-thread or servlet-async, not " + sleep);
+        this.sleepMode = switch (sleep) {
+            case "virtual-thread" -> SleepMode.VIRTUAL_THREAD;
+            case "servlet-async" -> SleepMode.SERVLET_ASYNC;
+            case "spring-async" -> SleepMode.SPRING_ASYNC;
+            default -> throw new IllegalArgumentException(
+                    "contract.sleep: virtual-thread, servlet-async or spring-async, not " + sleep);
         };
         this.redis = redis;
         this.mysql = mysql;
@@ -56,24 +66,56 @@ class Endpoints {
     /**
      * contract.sleep=virtual-thread: {@code Thread.sleep} parks the request's virtual thread (its
      * carrier serves others meanwhile) and the response is written when it wakes.
-     * contract.sleep=servlet-async: the request goes asynchronous (Spring MVC's CompletableFuture
-     * support), no thread waits, a timer writes the body 10 ms later and Spring's async dispatch
-     * finishes the response (through ContentTypeValve, like every other response).
+     * contract.sleep=servlet-async: the request goes asynchronous through the plain Servlet API
+     * ({@code startAsync}), no thread waits, and a timer task writes the body 10 ms later and
+     * completes it. Status and type are set before, so {@link ContentTypeValve} fixes the type's
+     * spelling when this handler returns; Tomcat sets Content-Length when the request completes.
+     * contract.sleep=spring-async: the same through Spring MVC's CompletableFuture support, whose
+     * async dispatch runs the filters and the DispatcherServlet a second time for each request.
      */
     @GetMapping("/sleep")
-    CompletableFuture<Void> sleep(HttpServletResponse response) throws IOException, InterruptedException {
-        if (sleepOnTimer) {
-            return CompletableFuture.runAsync(() -> {
-                try {
-                    Replies.send(response, 200, Replies.TEXT, SLEPT);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }, AFTER_10_MS);
+    CompletableFuture<Void> sleep(HttpServletRequest request, HttpServletResponse response)
+            throws IOException, InterruptedException {
+        switch (sleepMode) {
+            case VIRTUAL_THREAD -> {
+                Thread.sleep(10);
+                Replies.send(response, 200, Replies.TEXT, SLEPT);
+            }
+            case SERVLET_ASYNC -> {
+                response.setStatus(200);
+                response.setContentType(Replies.TEXT);
+                AsyncContext async = request.startAsync();
+                TIMER.schedule(() -> {
+                    try {
+                        response.getOutputStream().write(SLEPT);
+                    } catch (IOException e) {
+                        // the client has gone: nothing to answer, the request is still completed
+                    } finally {
+                        async.complete();
+                    }
+                }, 10, TimeUnit.MILLISECONDS);
+            }
+            case SPRING_ASYNC -> {
+                return CompletableFuture.runAsync(() -> {
+                    try {
+                        Replies.send(response, 200, Replies.TEXT, SLEPT);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }, AFTER_10_MS);
+            }
         }
-        Thread.sleep(10);
-        Replies.send(response, 200, Replies.TEXT, SLEPT);
-        return null; // answered synchronously: Spring treats a null future as a handled request
+        return null; // no future: Spring MVC treats the request as handled (and did not start async itself)
+    }
+
+    private static ScheduledExecutorService timer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread t = new Thread(task, "sleep-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
     }
 
     @GetMapping("/redis")
