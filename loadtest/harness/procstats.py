@@ -22,30 +22,41 @@ def _stat_fields(pid: int) -> list[str] | None:
     return raw[raw.rindex(")") + 2:].split()
 
 
+def _fields_cpu(f: list[str]) -> float:
+    # fields after comm: state(0) ppid(1) pgrp(2) session(3) ... utime(11) stime(12)
+    return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of one live process (all its threads), in seconds; 0 when it is gone."""
     f = _stat_fields(pid)
-    if f is None:
-        return 0.0
-    # fields after comm: state(0) ppid(1) pgrp(2) session(3) ... utime(11) stime(12)
-    return (int(f[11]) + int(f[12])) / CLK_TCK
+    return 0.0 if f is None else _fields_cpu(f)
 
 
 def _all_pids() -> list[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
 
 
-def tree(root: int) -> list[int]:
+def processes() -> dict[int, list[str]]:
+    """Every live process's /proc/<pid>/stat fields (after comm), read once: one snapshot that
+    tree(), tree_cpu_seconds() and other_processes_cpu() can share."""
+    out = {}
+    for pid in _all_pids():
+        f = _stat_fields(pid)
+        if f is not None:
+            out[pid] = f
+    return out
+
+
+def tree(root: int, procs: dict | None = None) -> list[int]:
     """The root, every process in its session (the stack runs as its own session), and every descendant.
 
     The session catches workers whose parent already exited; the parent links catch a child
     that called setsid() itself.
     """
-    parents, sessions = {}, {}
-    for pid in _all_pids():
-        f = _stat_fields(pid)
-        if f is not None:
-            parents[pid], sessions[pid] = int(f[1]), int(f[3])
+    procs = processes() if procs is None else procs
+    parents = {pid: int(f[1]) for pid, f in procs.items()}
+    sessions = {pid: int(f[3]) for pid, f in procs.items()}
     members = {root} if root in parents else set()
     members |= {p for p, s in sessions.items() if s == root}
     changed = True
@@ -54,6 +65,10 @@ def tree(root: int) -> list[int]:
         members |= children
         changed = bool(children)
     return sorted(members)
+
+
+def tree_cpu_seconds(members: list[int], procs: dict) -> float:
+    return sum(_fields_cpu(procs[p]) for p in members if p in procs)
 
 
 def memory_bytes(pid: int) -> tuple[int, int]:
@@ -92,16 +107,14 @@ def machine_jiffies() -> tuple[int, int, int, dict[int, tuple[int, int]]]:
     return busy_all, steal_all, total_all, per
 
 
-def other_processes_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
+def other_processes_cpu(exclude: set[int], procs: dict | None = None) -> dict[int, tuple[str, float]]:
     """pid -> (start time, CPU seconds including reaped children) of every user-space process
     outside `exclude`. Kernel threads are left out: while a benchmark runs, theirs is mostly the
     run's own loopback traffic (ksoftirqd), not other work."""
+    procs = processes() if procs is None else procs
     out = {}
-    for pid in _all_pids():
-        if pid in exclude or pid == 2:
-            continue
-        f = _stat_fields(pid)
-        if f is None or int(f[1]) == 2:
+    for pid, f in procs.items():
+        if pid in exclude or pid == 2 or int(f[1]) == 2:
             continue
         # utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
         out[pid] = (f[19], sum(int(v) for v in f[11:15]) / CLK_TCK)

@@ -42,10 +42,11 @@ def _cpu_of(pids: dict) -> dict:
 
 def _server_and_others(acct: Accounting) -> tuple[float, dict]:
     """The server tree's CPU seconds, and every other process's (procstats.other_processes_cpu),
-    from one walk of the server's tree."""
-    server = procstats.tree(acct.server_root) if acct.server_root else []
+    from one read of /proc."""
+    procs = procstats.processes()
+    server = procstats.tree(acct.server_root, procs) if acct.server_root else []
     known = {os.getpid()} | {p for p in acct.known_pids.values() if p} | set(server)
-    return sum(procstats.cpu_seconds(p) for p in server), procstats.other_processes_cpu(known)
+    return procstats.tree_cpu_seconds(server, procs), procstats.other_processes_cpu(known, procs)
 
 
 def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = True) -> ToolRun:

@@ -109,13 +109,11 @@ class Endpoints {
     }
 
     private static ScheduledExecutorService timer() {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, task -> {
+        return new ScheduledThreadPoolExecutor(1, task -> {
             Thread t = new Thread(task, "sleep-timer");
             t.setDaemon(true);
             return t;
         });
-        timer.setRemoveOnCancelPolicy(true);
-        return timer;
     }
 
     @GetMapping("/redis")
