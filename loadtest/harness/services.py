@@ -17,6 +17,7 @@ from .config import LOG_DIR, RUN_DIR, SERVICES, external_services, settings
 
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+FREEZE_TIMEOUT = 5.0
 
 
 class ServiceError(RuntimeError):
@@ -234,8 +235,32 @@ def stop(name: str, quiet: bool = False) -> None:
 
 
 def freeze(name: str) -> None:
-    """SIGSTOP: the port stays open and accepts, but nothing answers (a hung backend)."""
-    os.kill(_managed_pid(name), signal.SIGSTOP)
+    """SIGSTOP: the port stays open and accepts, but nothing answers (a hung backend).
+
+    Returns once every thread has stopped. kill() only queues the signal: the thread that takes it
+    stops the others, and until they have all been scheduled one of them can still answer a query
+    (seen in CI: MariaDB answered a /mysql sent just after the kill; a third of the kills left a
+    thread running when measured)."""
+    pid = _managed_pid(name)
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + FREEZE_TIMEOUT
+    while not all_threads_stopped(pid):
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGCONT)
+            raise ServiceError(f"{name} (pid {pid}) did not stop within {FREEZE_TIMEOUT:.0f}s of SIGSTOP")
+        time.sleep(0.001)
+
+
+def all_threads_stopped(pid: int) -> bool:
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except FileNotFoundError:
+            continue  # the thread has exited
+        if stat[stat.rindex(")") + 2] not in "TtZX":  # the command name may hold spaces and ')'
+            return False
+    return True
 
 
 def thaw(name: str) -> None:

@@ -1,5 +1,6 @@
 """The real backing services: lifecycle, seeding, and the counters the verifier relies on."""
 import os
+import pathlib
 
 import pymysql
 import pytest
@@ -70,6 +71,20 @@ def test_freeze_makes_a_backend_hang_and_thaw_brings_it_back(services_up):
     finally:
         services.thaw("redis")
     backends.Redis().ping()
+
+
+def test_freeze_returns_only_when_every_thread_has_stopped(services_up):
+    # MariaDB runs a dozen threads; right after kill(SIGSTOP) some are often still running.
+    pid = services.pid("mysql")
+    tasks = pathlib.Path(f"/proc/{pid}/task")
+    for _ in range(20):
+        services.freeze("mysql")
+        try:
+            states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+            assert set(states) <= {"T", "t"}, states
+        finally:
+            services.thaw("mysql")
+    backends.Mysql().ping()
 
 
 def test_stop_and_start_again_reseeds(services_up):
