@@ -5,8 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import jakarta.servlet.AsyncContext;
@@ -33,7 +31,7 @@ class Endpoints {
     /** Runs a task 10 ms later on the JDK's one delay-scheduler thread (no pool: the task only writes bytes). */
     private static final Executor AFTER_10_MS = CompletableFuture.delayedExecutor(10, TimeUnit.MILLISECONDS, Runnable::run);
     /** One timer thread for servlet-async: its tasks only write 11 bytes and complete the request. */
-    private static final ScheduledExecutorService TIMER = timer();
+    private static final SleepTimer TIMER = new SleepTimer("sleep-timer", 10, TimeUnit.MILLISECONDS);
 
     /** How /sleep waits: application.properties, contract.sleep (README, Tuning, has the measurements). */
     enum SleepMode { VIRTUAL_THREAD, SERVLET_ASYNC, SPRING_ASYNC }
@@ -85,7 +83,7 @@ class Endpoints {
                 response.setStatus(200);
                 response.setContentType(Replies.TEXT);
                 AsyncContext async = request.startAsync();
-                TIMER.schedule(() -> {
+                TIMER.add(() -> {
                     try {
                         response.getOutputStream().write(SLEPT);
                     } catch (IOException e) {
@@ -93,7 +91,7 @@ class Endpoints {
                     } finally {
                         async.complete();
                     }
-                }, 10, TimeUnit.MILLISECONDS);
+                });
             }
             case SPRING_ASYNC -> {
                 return CompletableFuture.runAsync(() -> {
@@ -106,14 +104,6 @@ class Endpoints {
             }
         }
         return null; // no future: Spring MVC treats the request as handled (and did not start async itself)
-    }
-
-    private static ScheduledExecutorService timer() {
-        return new ScheduledThreadPoolExecutor(1, task -> {
-            Thread t = new Thread(task, "sleep-timer");
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     @GetMapping("/redis")
