@@ -9,7 +9,7 @@ import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.Executor;
 
 import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
 import jakarta.annotation.PreDestroy;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
@@ -18,10 +18,14 @@ import org.springframework.stereotype.Component;
  * One prepared {@code SELECT id, message FROM greeting WHERE id = ?} per request through HikariCP
  * and MariaDB Connector/J.
  *
- * <p>Timeouts, all from BACKEND_TIMEOUT_MS: Hikari's connectionTimeout bounds the pool wait (and
- * the wait for a new connection while the server is down); the JDBC network timeout of the
- * borrowed connection is then set to what is left of the budget (Hikari puts the default back when
- * the connection is returned). The driver closes a connection whose read timed out and Hikari
+ * <p>Requests take their turn for a connection in arrival order ({@link FairAdmission}), then
+ * borrow from the pool itself ({@code HikariPool}, not the {@code HikariDataSource} wrapper, whose
+ * {@code getConnection()} can only wait the fixed connectionTimeout: here it waits what is left of
+ * the budget, which matters only while a connection is being replaced).
+ *
+ * <p>Timeouts, all from BACKEND_TIMEOUT_MS: the turn and the borrow share the budget; the JDBC
+ * network timeout of the borrowed connection is then set to what is left of it (Hikari puts the
+ * default back when the connection is returned). The driver closes a connection whose read timed out and Hikari
  * evicts connections that failed with a connection-class SQLState (08xxx), so a late reply is never
  * read by the next request and the pool refills by itself.
  *
@@ -36,7 +40,8 @@ class MysqlGreetings {
     /** setNetworkTimeout's executor; Connector/J does not use it (the timeout is the socket's SO_TIMEOUT). */
     private static final Executor DIRECT = Runnable::run;
 
-    private final HikariDataSource dataSource;
+    private final HikariPool pool;
+    private final FairAdmission admission;
     private final long timeoutMillis;
 
     MysqlGreetings(@Value("${backend.mysql.url}") String url,
@@ -58,16 +63,27 @@ class MysqlGreetings {
         config.setValidationTimeout(Math.max(250, timeoutMillis / 4));
         config.setInitializationFailTimeout(-1); // start even when MariaDB is down; requests answer 503 until it is back
         config.setAutoCommit(true);
-        this.dataSource = new HikariDataSource(config);
+        config.validate(); // what HikariDataSource does before it creates its pool
+        this.pool = new HikariPool(config);
+        this.admission = new FairAdmission(poolSize);
     }
 
     /** The stored message bytes (utf8mb4 on the wire, as stored), or null when there is no such row. */
     byte[] message(int id) {
         Deadline deadline = Deadline.in(timeoutMillis);
+        admission.enter(deadline);
+        try {
+            return query(id, deadline);
+        } finally {
+            admission.leave();
+        }
+    }
+
+    private byte[] query(int id, Deadline deadline) {
         Connection connection;
         try {
-            connection = dataSource.getConnection();
-        } catch (SQLException e) { // pool wait timed out, or no connection could be opened
+            connection = pool.getConnection(deadline.remainingMillis());
+        } catch (SQLException e) { // no connection within the budget: none could be opened
             throw ContractError.unavailable(e);
         }
         try (connection) {
@@ -93,7 +109,7 @@ class MysqlGreetings {
     }
 
     @PreDestroy
-    void close() {
-        dataSource.close();
+    void close() throws InterruptedException {
+        pool.shutdown();
     }
 }

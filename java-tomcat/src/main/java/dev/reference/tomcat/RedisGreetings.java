@@ -22,8 +22,9 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 /**
  * One Redis {@code GET greeting:<id>} per request through a fixed-size JedisPool.
  *
- * <p>Timeouts, all from BACKEND_TIMEOUT_MS: the pool wait is bounded by the budget, then the socket
- * read timeout is set to what is left of it. A connection that failed (reset, refused, timed out)
+ * <p>Requests take their turn for a connection in arrival order ({@link FairAdmission}). Timeouts,
+ * all from BACKEND_TIMEOUT_MS: the turn and the pool wait share the budget, then the socket read
+ * timeout is set to what is left of it. A connection that failed (reset, refused, timed out)
  * is destroyed, never returned: a late reply to a timed-out GET can therefore never be read as the
  * answer to the next request. A failure that is not a timeout means the server went away, so every
  * idle connection is dropped too (they are as dead as this one) and the next request connects anew:
@@ -35,6 +36,7 @@ class RedisGreetings {
     private static final Logger log = LoggerFactory.getLogger(RedisGreetings.class);
 
     private final JedisPool pool;
+    private final FairAdmission admission;
     private final long timeoutMillis;
 
     RedisGreetings(@Value("${backend.redis.host}") String host,
@@ -59,6 +61,7 @@ class RedisGreetings {
                 .clientSetInfoConfig(ClientSetInfoConfig.DISABLED) // no CLIENT SETINFO round trips on connect
                 .build();
         this.pool = new JedisPool(config, new HostAndPort(host, port), client);
+        this.admission = new FairAdmission(poolSize);
         warm(poolSize);
     }
 
@@ -79,9 +82,18 @@ class RedisGreetings {
     /** The stored message bytes, or null when the key does not exist. */
     byte[] message(int id) {
         Deadline deadline = Deadline.in(timeoutMillis);
+        admission.enter(deadline);
+        try {
+            return get(id, deadline);
+        } finally {
+            admission.leave();
+        }
+    }
+
+    private byte[] get(int id, Deadline deadline) {
         Jedis jedis;
         try {
-            jedis = pool.borrowObject(Duration.ofMillis(timeoutMillis));
+            jedis = pool.borrowObject(Duration.ofMillis(deadline.remainingMillis()));
         } catch (Exception e) { // pool wait timed out, or a new connection could not be opened
             throw ContractError.unavailable(e);
         }
