@@ -57,8 +57,9 @@ class MysqlGreetings {
         config.setPassword(password);
         config.setMaximumPoolSize(poolSize);
         config.setMinimumIdle(poolSize); // fixed size: no connection is opened (nor initialised) during the checks
-        // Hikari refuses less than 250 ms for both; with BACKEND_TIMEOUT_MS below that the pool wait
-        // alone could overrun the budget (the contract's default is 1000 ms).
+        // The pool wait is bounded per request (query below); connectionTimeout still bounds opening a
+        // connection (the driver's login timeout). Hikari refuses less than 250 ms for both; the
+        // contract's default budget is 1000 ms.
         config.setConnectionTimeout(Math.max(250, timeoutMillis));
         config.setValidationTimeout(Math.max(250, timeoutMillis / 4));
         config.setInitializationFailTimeout(-1); // start even when MariaDB is down; requests answer 503 until it is back
