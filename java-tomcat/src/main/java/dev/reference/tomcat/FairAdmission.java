@@ -3,6 +3,7 @@ package dev.reference.tomcat;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * First come, first served in front of a connection pool with as many connections as permits.
@@ -22,8 +23,8 @@ final class FairAdmission {
         this.permits = new Semaphore(connections, true);
     }
 
-    /** Waits for a turn within the deadline; a 503 when the deadline passes first. Pair with {@link #leave()}. */
-    void enter(Deadline deadline) {
+    /** Runs {@code use} once it is this request's turn; a 503 when the deadline passes first. */
+    <T> T inTurn(Deadline deadline, Supplier<T> use) {
         boolean admitted;
         try {
             admitted = permits.tryAcquire(deadline.remainingMillis(), TimeUnit.MILLISECONDS);
@@ -34,9 +35,10 @@ final class FairAdmission {
         if (!admitted) {
             throw ContractError.unavailable(new TimeoutException("no connection free within the backend timeout"));
         }
-    }
-
-    void leave() {
-        permits.release();
+        try {
+            return use.get();
+        } finally {
+            permits.release();
+        }
     }
 }

@@ -72,12 +72,7 @@ class MysqlGreetings {
     /** The stored message bytes (utf8mb4 on the wire, as stored), or null when there is no such row. */
     byte[] message(int id) {
         Deadline deadline = Deadline.in(timeoutMillis);
-        admission.enter(deadline);
-        try {
-            return query(id, deadline);
-        } finally {
-            admission.leave();
-        }
+        return admission.inTurn(deadline, () -> query(id, deadline));
     }
 
     private byte[] query(int id, Deadline deadline) {

@@ -82,12 +82,7 @@ class RedisGreetings {
     /** The stored message bytes, or null when the key does not exist. */
     byte[] message(int id) {
         Deadline deadline = Deadline.in(timeoutMillis);
-        admission.enter(deadline);
-        try {
-            return get(id, deadline);
-        } finally {
-            admission.leave();
-        }
+        return admission.inTurn(deadline, () -> get(id, deadline));
     }
 
     private byte[] get(int id, Deadline deadline) {
