@@ -18,11 +18,18 @@ run_dir="$(mkdir -p "$RUN_DIR" && cd "$RUN_DIR" && pwd)"
 mkdir -p "$run_dir/tmp"
 rm -f "$run_dir/php-fpm.sock" "$run_dir/php-fpm-deadline.sock"
 
-# Tuning (see README "Tuning"): the FPM pool size (FPM_MAX_CHILDREN overrides it, for measuring
-# other sizes), and JIT on or off.
+# Tuning (see README "Tuning"): the FPM pool size and the JIT (FPM_MAX_CHILDREN and FPM_JIT
+# override them, for measuring the alternatives). JIT off means no JIT buffer at all: a started
+# JIT, even set to off, makes every request initialise a run-time cache slot for each of PHP's
+# ~3,300 internal functions.
 max_children="${FPM_MAX_CHILDREN:-24}"
 [[ "$max_children" =~ ^[1-9][0-9]*$ ]] || { echo "php-fpm: FPM_MAX_CHILDREN must be a positive integer" >&2; exit 2; }
-jit=tracing
+jit="${FPM_JIT:-off}"
+case "$jit" in
+    off) jit_buffer=0 ;;
+    tracing|function) jit_buffer=32M ;;
+    *) echo "php-fpm: FPM_JIT must be off, tracing or function" >&2; exit 2 ;;
+esac
 
 # Descriptors: nginx holds a client socket and an upstream socket per request. Raise the soft
 # limit to the hard one (capped at 65536); nginx gets the same through worker_rlimit_nofile.
@@ -51,6 +58,7 @@ render() { # render <template> <output>: replace the @NAME@ placeholders
     text="${text//@MYSQL_TIMEOUT_S@/$(( (BACKEND_TIMEOUT_MS + 999) / 1000 ))}"
     text="${text//@MAX_CHILDREN@/$max_children}"
     text="${text//@JIT@/$jit}"
+    text="${text//@JIT_BUFFER@/$jit_buffer}"
     text="${text//@NOFILE@/$nofile}"
     text="${text//@CONNECTIONS@/$(( nofile / 2 ))}"
     text="${text//@USER@/${3:-}}"
