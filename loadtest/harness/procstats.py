@@ -12,14 +12,21 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def _stat_fields(pid: int, path: str | None = None) -> list[str] | None:
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with open(path or f"/proc/{pid}/stat") as f:
             raw = f.read()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     # comm may contain spaces and parentheses: split after the last ')'.
     return raw[raw.rindex(")") + 2:].split()
+
+
+def thread_states(pid: int) -> list[str]:
+    """The state letter (R, S, D, T, ...) of each live thread of a process (FileNotFoundError when
+    the process is gone)."""
+    fields = (_stat_fields(pid, f"/proc/{pid}/task/{tid}/stat") for tid in os.listdir(f"/proc/{pid}/task"))
+    return [f[0] for f in fields if f is not None]  # None: the thread exited meanwhile
 
 
 def _fields_cpu(f: list[str]) -> float:

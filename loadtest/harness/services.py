@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 
-from . import backends
+from . import backends, procstats
 from .config import LOG_DIR, RUN_DIR, SERVICES, external_services, settings
 
 READY_TIMEOUT = 60.0
@@ -252,15 +252,7 @@ def freeze(name: str) -> None:
 
 
 def all_threads_stopped(pid: int) -> bool:
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
-        except FileNotFoundError:
-            continue  # the thread has exited
-        if stat[stat.rindex(")") + 2] not in "TtZX":  # the command name may hold spaces and ')'
-            return False
-    return True
+    return all(state in "TtZX" for state in procstats.thread_states(pid))
 
 
 def thaw(name: str) -> None:
