@@ -31,6 +31,15 @@ case "$jit" in
     *) echo "php-fpm: FPM_JIT must be off, tracing or function" >&2; exit 2 ;;
 esac
 
+# Scheduling policy (README "Tuning"; SCHED_POLICY=other switches it off): SCHED_BATCH, inherited by
+# PHP-FPM, nginx and all their workers, so a worker woken by its socket or by the end of its sleep
+# waits for the running process to block instead of preempting it.
+sched="${SCHED_POLICY:-batch}"
+case "$sched" in
+    batch|other) chrt "--$sched" -p 0 $$ ;;
+    *) echo "php-fpm: SCHED_POLICY must be batch or other" >&2; exit 2 ;;
+esac
+
 # Descriptors: nginx holds a client socket and an upstream socket per request. Raise the soft
 # limit to the hard one (capped at 65536); nginx gets the same through worker_rlimit_nofile.
 nofile="$(ulimit -Hn)"
