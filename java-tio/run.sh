@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")"
 FLAGS="-Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:+UseParallelGC -DTIO_MAX_POOL_SIZE_FOR_GROUP=256 -DTIO_MAX_POOL_SIZE_FOR_TIO=64 -Dtio.default.read.buffer.size=20480"
 # shellcheck disable=SC2086
-exec java $FLAGS -cp "target/classes:target/lib/*" javatio.Main
+exec chrt --"${SCHED_POLICY:-batch}" 0 java $FLAGS -cp "target/classes:target/lib/*" javatio.Main
