@@ -117,10 +117,11 @@ def _alive(pid: int | None) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie still answers kill(0); it is dead for our purposes.
+    # A zombie still answers kill(0); it is dead for our purposes. But the main thread turns zombie
+    # as soon as it exits, while the other threads may still be exiting and holding the listening
+    # socket (seen in CI: memcached's port still accepted right after stop()), so every thread counts.
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
+        return any(state not in "ZX" for state in procstats.thread_states(pid))
     except FileNotFoundError:
         return False
 

@@ -90,6 +90,8 @@ def test_freeze_returns_only_when_every_thread_has_stopped(services_up):
 def test_stop_and_start_again_reseeds(services_up):
     services.stop("memcache", quiet=True)
     assert services.pid("memcache") is None
+    # stop() returns only once the port is released, or start() would take it for a stranger's
+    assert not services._port_open(*services._port("memcache"))
     assert services.start("memcache", quiet=True) == "started"
     assert backends.Memcache().client.get("greeting:5").decode() == contract.greetings()[5]
 
