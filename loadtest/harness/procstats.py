@@ -12,9 +12,10 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _stat_fields(pid: int, path: str | None = None) -> list[str] | None:
+def _stat_fields(path: str) -> list[str] | None:
+    """The fields after the command name of a /proc/.../stat file, or None when it is gone."""
     try:
-        with open(path or f"/proc/{pid}/stat") as f:
+        with open(path) as f:
             raw = f.read()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
@@ -25,7 +26,7 @@ def _stat_fields(pid: int, path: str | None = None) -> list[str] | None:
 def thread_states(pid: int) -> list[str]:
     """The state letter (R, S, D, T, ...) of each live thread of a process (FileNotFoundError when
     the process is gone)."""
-    fields = (_stat_fields(pid, f"/proc/{pid}/task/{tid}/stat") for tid in os.listdir(f"/proc/{pid}/task"))
+    fields = (_stat_fields(f"/proc/{pid}/task/{tid}/stat") for tid in os.listdir(f"/proc/{pid}/task"))
     return [f[0] for f in fields if f is not None]  # None: the thread exited meanwhile
 
 
@@ -36,7 +37,7 @@ def _fields_cpu(f: list[str]) -> float:
 
 def cpu_seconds(pid: int) -> float:
     """utime + stime of one live process (all its threads), in seconds; 0 when it is gone."""
-    f = _stat_fields(pid)
+    f = _stat_fields(f"/proc/{pid}/stat")
     return 0.0 if f is None else _fields_cpu(f)
 
 
@@ -49,7 +50,7 @@ def processes() -> dict[int, list[str]]:
     tree(), tree_cpu_seconds() and other_processes_cpu() can share."""
     out = {}
     for pid in _all_pids():
-        f = _stat_fields(pid)
+        f = _stat_fields(f"/proc/{pid}/stat")
         if f is not None:
             out[pid] = f
     return out
