@@ -1,8 +1,8 @@
 // node-cluster: the endpoint contract on plain node:http, one worker process per core.
 //
 // The primary only forks and supervises workers; it never handles a request. Each worker runs
-// its own event loop, HTTP server and backend connections, and listens on the shared port
-// (the primary hands out accepted connections round-robin). Nothing blocks an event loop:
+// its own event loop, HTTP server and backend connections, and accepts its own connections on
+// the shared listening socket (SCHED_NONE, see runPrimary). Nothing blocks an event loop:
 // backend reads and the /sleep timer are asynchronous, so one worker serves many requests at once.
 import cluster from 'node:cluster';
 import http from 'node:http';
@@ -69,7 +69,14 @@ function runPrimary() {
   process.once('SIGTERM', () => stop());
   process.once('SIGINT', () => stop());
 
-  console.log(`node-cluster: primary ${process.pid} starting ${config.workers} workers`);
+  // Workers accept from the shared socket themselves. Under the round-robin default the primary
+  // accepts and hands each connection to a worker over IPC, one at a time, waiting for the
+  // worker's reply, and a busy worker replies once per event-loop turn: 1024 connections opened at
+  // once reached the worker at about 50 a second, and most of them sat unserved for the whole
+  // run (README, Tuning). NODE_CLUSTER_SCHED_POLICY, Node's own switch, still overrides this.
+  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
+  console.log(`node-cluster: primary ${process.pid} starting ${config.workers} workers ` +
+    `(scheduling: ${cluster.schedulingPolicy === cluster.SCHED_NONE ? 'none' : 'rr'})`);
   for (let i = 0; i < config.workers; i++) cluster.fork();
 }
 
