@@ -17,6 +17,10 @@ class HttpError(Exception):
     pass
 
 
+class ResponseTimeout(HttpError):
+    """The server sent no complete response within the timeout."""
+
+
 @dataclass
 class Response:
     status: int
@@ -107,7 +111,7 @@ class Connection:
                 try:
                     data = self.sock.recv(65536)
                 except socket.timeout:
-                    raise HttpError(f"no complete response within {self.timeout:.1f}s") from None
+                    raise ResponseTimeout(f"no complete response within {self.timeout:.1f}s") from None
                 except ConnectionResetError:
                     raise HttpError("connection reset by the server") from None
                 if not data:

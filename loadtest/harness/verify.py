@@ -11,12 +11,14 @@ import json
 import re
 import secrets
 import sys
+import textwrap
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
 from . import backends, contract, services, stacks
 from .config import RUN_DIR, SERVICES, backend_timeout_s, external_services
-from .http_client import Connection, HttpError, Response, fetch
+from .http_client import Connection, HttpError, Response, ResponseTimeout, fetch
 
 IMF_FIXDATE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
                          r"\d{4} \d\d:\d\d:\d\d GMT$")
@@ -134,30 +136,50 @@ class Counters:
 
 
 def warm_up(target: Target) -> None:
-    """Fill pools and JITs first, so that lazily opened connections don't count as requests."""
+    """Fill pools and JITs first, so that lazily opened connections don't count as requests.
+
+    The first request left unanswered ends it: a hung server would otherwise cost 5 s for each of
+    the 832 requests, and the checks that follow say what is wrong."""
     targets = [("GET", "/hello")] + [("GET", f"/{ep}?id={i}") for ep in SERVICES for i in (1, 2, 3)]
+    unanswered = threading.Event()
+
+    def one(method: str, path: str) -> None:
+        if unanswered.is_set():
+            return
+        try:
+            target.fetch(method, path)
+        except (TimeoutError, ResponseTimeout):  # connect timed out, or no response
+            unanswered.set()
+        except (OSError, HttpError):
+            pass
+
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         for _ in range(4):
-            list(pool.map(lambda t: _quiet_fetch(target, *t), targets * 4))
-
-
-def _quiet_fetch(target: Target, method: str, path: str):
-    try:
-        return target.fetch(method, path)
-    except (OSError, HttpError):
-        return None
+            list(pool.map(lambda t: one(*t), targets * 4))
 
 
 # ---------------------------------------------------------------- the checks
 
+STOPPED_ANSWERING = "the server stopped answering (GET /hello on a new connection: no response within 5 s)"
+
+
+def answers(target: Target) -> bool:
+    """Whether the server still answers at all: a hung server fails the rest at once, not 5 s per request."""
+    try:
+        target.fetch("GET", "/hello")
+        return True
+    except (OSError, HttpError):
+        return False
+
+
 def check_cases(target: Target) -> list[Check]:
     """Every golden case on one kept-alive connection, each with the backend reads it caused."""
     counters = Counters()
-    failures, read_failures, reconnects = [], [], 0
+    failures, read_failures, closed_by_server = [], [], 0
     cases = contract.cases()
     conn = target.connect()
     try:
-        for case in cases:
+        for i, case in enumerate(cases):
             want = {n: case.reads.get(n, 0) for n in SERVICES}
             # Up to two tries for the read count: a pool's housekeeping may have run a query meanwhile.
             for attempt in (1, 2):
@@ -166,15 +188,21 @@ def check_cases(target: Target) -> list[Check]:
                     resp = conn.request(case.method, case.target)
                 except (OSError, HttpError) as e:
                     failures.append(f"  {case.name}: {case.method} {case.target}: {e}")
+                    read_failures.append(f"  {case.name}: {case.method} {case.target}: not checked, no response")
                     resp = None
                     conn.close()
-                    conn, reconnects = target.connect(), reconnects + 1
+                    conn = target.connect()
                     break
                 after = counters.snapshot()
                 reads = {n: after[n] - before[n] for n in SERVICES}
                 if reads == want:
                     break
             if resp is None:
+                if not answers(target):
+                    rest = len(cases) - i - 1
+                    failures.append(f"  {STOPPED_ANSWERING}: the remaining {rest} cases were not run")
+                    read_failures.append(f"  {STOPPED_ANSWERING}: the remaining {rest} cases were not checked")
+                    break
                 continue
             problems = case_problems(target, case, resp)
             if problems:
@@ -187,14 +215,14 @@ def check_cases(target: Target) -> list[Check]:
                     failures.append(f"  {case.name}: {case.method} {case.target}: the server ended the connection "
                                     f"after a {resp.status} (allowed only after {sorted(MAY_CLOSE)})")
                 conn.close()
-                conn, reconnects = target.connect(), reconnects + 1
+                conn, closed_by_server = target.connect(), closed_by_server + 1
     finally:
         conn.close()
         counters.close()
     checks = [_summarize(failures, len(cases), "golden responses"),
               _summarize(read_failures, len(cases), "backend reads (one per data request, none for errors)")]
-    if reconnects:
-        checks[0].detail += f" ({reconnects} reconnects: the server closed a kept-alive connection)"
+    if closed_by_server:
+        checks[0].detail += f" ({closed_by_server} reconnects: the server closed a kept-alive connection)"
     return checks
 
 
@@ -462,14 +490,20 @@ CHECKS = [check_cases, check_no_caching, check_date, check_keep_alive, check_pip
 def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:
     warm_up(target)
     results = []
-    for fn in checks:
-        try:
-            produced = fn(target)
-        except Exception as e:  # a check that crashes is a failed check, with its reason
-            produced = [Check(fn.__name__.removeprefix("check_"), False, f"{type(e).__name__}: {e}")]
+    for i, fn in enumerate(checks):
+        if i and not answers(target):
+            produced = [Check(f.__name__.removeprefix("check_"), False, f"not run: {STOPPED_ANSWERING}")
+                        for f in checks[i:]]
+        else:
+            try:
+                produced = fn(target)
+            except Exception as e:  # a check that crashes is a failed check, with its reason
+                produced = [Check(fn.__name__.removeprefix("check_"), False, f"{type(e).__name__}: {e}")]
         for c in produced:
             report(f"  {c.label}  {c.name}" + (f": {c.detail}" if c.detail and (not c.ok or c.skipped) else ""))
             results.append(c)
+        if produced and produced[0].detail.startswith("not run:"):
+            break
     return results
 
 
@@ -488,8 +522,10 @@ def verify_stack(stack: stacks.Stack, build_first: bool = True) -> tuple[bool, l
             stacks.build(stack)
         for name in SERVICES:
             backends.seed(name)  # undo whatever an interrupted run may have left tampered
-        with stacks.start(stack):
+        with stacks.start(stack) as running:
             results = run_checks(Target(stack.name, stack.host, stack.port))
+            if not all(c.ok or c.skipped for c in results):
+                print(f"  last lines of {running.log}:\n" + textwrap.indent(services.tail(running.log), "  | "))
     except (stacks.StackError, services.ServiceError) as e:
         results.append(Check("build and start", False, str(e)))
         print(f"  FAIL  build and start: {e}")

@@ -33,6 +33,7 @@ FAULTS = {
     "slow_503": "delays 503 answers by 2 s",
     "503_as_500": "turns 503 into 500",
     "crossed": "under concurrency, now and then answers with the previous data response's body",
+    "stall": "reads every request and never answers (a hung server whose kernel still accepts)",
 }
 
 
@@ -89,7 +90,12 @@ class BrokenProxy:
                         break
                     if isinstance(event, h11.Request):
                         request = event
+                        if self.fault == "stall":
+                            with self.lock:
+                                self.count += 1
                     elif isinstance(event, h11.EndOfMessage):
+                        if self.fault == "stall":
+                            continue
                         if self.fault == "no_pipelining" and answered:
                             break  # drop the rest of the batch
                         keep = self._answer(client, parser, up, request)

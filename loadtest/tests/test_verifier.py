@@ -71,3 +71,17 @@ def test_a_failed_case_shows_which_bytes(target):
     (golden, _) = run(target, "escaped_slash", verify.check_cases)
     assert "bodies differ at byte" in golden.detail
     assert "a\\\\/b" in golden.detail or "\\\\/" in golden.detail, golden.detail
+
+
+def test_a_server_that_stops_answering_fails_every_check_without_waiting_out_each_request(target):
+    with BrokenProxy((target.host, target.port), "stall") as proxy:
+        proxied = verify.Target(target.name, "127.0.0.1", proxy.port, target.services)
+        results = verify.run_checks(proxied, report=lambda line: None)
+    assert results and not any(c.ok for c in results), [(c.name, c.ok) for c in results]
+    golden, reads, *rest = results
+    assert verify.STOPPED_ANSWERING in golden.detail, golden.detail
+    assert "not checked" in reads.detail, reads.detail  # no answer is no proof of the read count
+    assert [c.name for c in rest] == [f.__name__.removeprefix("check_") for f in verify.CHECKS[1:]]
+    assert all(c.detail.startswith("not run:") for c in rest)
+    # warm-up: the 16 in flight when the first went unanswered; then one golden case and a probe each
+    assert proxy.count <= 16 + 4, proxy.count
