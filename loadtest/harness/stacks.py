@@ -18,7 +18,7 @@ from .config import LOG_DIR, ROOT, RUN_DIR, settings
 MANIFEST = "stack.toml"
 REQUIRED = {"name": str, "language": str, "framework": str, "port": int, "build": str, "run": str}
 OPTIONAL = {"description": str, "requires": list, "apt": list, "setup": str, "check": str,
-            "ready_timeout": int, "toolchain": dict, "versions": str}
+            "ready_timeout": int, "toolchain": dict, "versions": str, "stall_dump": str}
 STOP_TIMEOUT = 15.0
 
 
@@ -47,6 +47,7 @@ class Stack:
     ready_timeout: int = 60
     toolchain: dict = field(default_factory=dict)
     versions: str = ""
+    stall_dump: str = ""
 
     @property
     def url(self) -> str:
@@ -172,6 +173,18 @@ class Running:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def stall_dump(self) -> str | None:
+        """The manifest's stall_dump (PID = the server's leader process): what a hung server is doing."""
+        if not self.stack.stall_dump or not self.alive():
+            return None
+        try:
+            proc = subprocess.run(["bash", "-c", self.stack.stall_dump], cwd=self.stack.dir, text=True,
+                                  env={**self.stack.env(), "PID": str(self.pid)}, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        except subprocess.TimeoutExpired:
+            return "(stall_dump did not finish within 60 s)"
+        return proc.stdout.rstrip() or f"(stall_dump printed nothing; exit {proc.returncode})"
 
     def stop(self) -> None:
         # Listed first: a daemon-style master (php-fpm) leaves the process group with setsid(),

@@ -524,6 +524,8 @@ def verify_stack(stack: stacks.Stack, build_first: bool = True) -> tuple[bool, l
             backends.seed(name)  # undo whatever an interrupted run may have left tampered
         with stacks.start(stack) as running:
             results = run_checks(Target(stack.name, stack.host, stack.port))
+            if any(STOPPED_ANSWERING in c.detail for c in results) and (dump := running.stall_dump()):
+                print("  what the server is doing (stall_dump):\n" + textwrap.indent(dump, "  | "))
             if not all(c.ok or c.skipped for c in results):
                 print(f"  last lines of {running.log}:\n" + textwrap.indent(services.tail(running.log), "  | "))
     except (stacks.StackError, services.ServiceError) as e:

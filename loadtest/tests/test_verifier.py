@@ -1,12 +1,20 @@
 """Every verifier check passes against a correct stack and fails against the fault it guards against."""
 import functools
+import socket
+import sys
 
 import pytest
 
 from brokenproxy import BrokenProxy
-from harness import verify
+from harness import stacks, verify
 
 only = functools.partial  # readability: a check narrowed to one backend
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def run(target, proxy_fault, check):
@@ -85,3 +93,32 @@ def test_a_server_that_stops_answering_fails_every_check_without_waiting_out_eac
     assert all(c.detail.startswith("not run:") for c in rest)
     # warm-up: the 16 in flight when the first went unanswered; then one golden case and a probe each
     assert proxy.count <= 16 + 4, proxy.count
+
+
+HANGS_AFTER_ONE_ANSWER = '''
+import socket, sys, time
+server = socket.create_server(("127.0.0.1", int(sys.argv[1])), backlog=1024)
+conn, _ = server.accept()
+conn.recv(65536)
+conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nhi")
+conn.close()
+time.sleep(3600)  # hung: the kernel still accepts connections, nobody reads them
+'''
+
+
+def test_a_hung_stack_fails_verification_and_shows_its_stall_dump(services_up, tmp_path, capsys):
+    d = tmp_path / "hangs"
+    d.mkdir()
+    (d / "server.py").write_text(HANGS_AFTER_ONE_ANSWER)
+    port = free_port()
+    (d / "stack.toml").write_text(
+        f'name = "hangs"\nlanguage = "Python"\nframework = "none"\nport = {port}\nbuild = "true"\n'
+        f'run = "exec {sys.executable} server.py {port}"\n'
+        f'stall_dump = "echo stalled server pid $PID; grep ^State: /proc/$PID/status"\n')
+    ok, results = verify.verify_stack(stacks.parse(d / "stack.toml"))
+    out = capsys.readouterr().out
+    assert not ok and results and not any(c.ok for c in results)
+    assert "what the server is doing (stall_dump):" in out, out
+    dump = out.split("(stall_dump):")[1]
+    assert "stalled server pid " in dump and "State:\tS (sleeping)" in dump, dump
+    assert "last lines of" in out
