@@ -160,16 +160,17 @@ def warm_up(target: Target) -> None:
 
 # ---------------------------------------------------------------- the checks
 
-STOPPED_ANSWERING = "the server stopped answering (GET /hello on a new connection: no response within 5 s)"
+STOPPED_ANSWERING = "the server stopped answering"
 
 
-def answers(target: Target) -> bool:
-    """Whether the server still answers at all: a hung server fails the rest at once, not 5 s per request."""
+def unanswered(target: Target) -> str | None:
+    """None while GET /hello on a new connection is answered; else why not (a hung server then fails
+    the rest at once instead of costing 5 s per request)."""
     try:
         target.fetch("GET", "/hello")
-        return True
-    except (OSError, HttpError):
-        return False
+        return None
+    except (OSError, HttpError) as e:
+        return f"{STOPPED_ANSWERING} (GET /hello on a new connection: {str(e) or type(e).__name__})"
 
 
 def check_cases(target: Target) -> list[Check]:
@@ -198,10 +199,10 @@ def check_cases(target: Target) -> list[Check]:
                 if reads == want:
                     break
             if resp is None:
-                if not answers(target):
+                if why := unanswered(target):
                     rest = len(cases) - i - 1
-                    failures.append(f"  {STOPPED_ANSWERING}: the remaining {rest} cases were not run")
-                    read_failures.append(f"  {STOPPED_ANSWERING}: the remaining {rest} cases were not checked")
+                    failures.append(f"  {why}: the remaining {rest} cases were not run")
+                    read_failures.append(f"  {why}: the remaining {rest} cases were not checked")
                     break
                 continue
             problems = case_problems(target, case, resp)
@@ -491,9 +492,9 @@ def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:
     warm_up(target)
     results = []
     for i, fn in enumerate(checks):
-        if i and not answers(target):
-            produced = [Check(f.__name__.removeprefix("check_"), False, f"not run: {STOPPED_ANSWERING}")
-                        for f in checks[i:]]
+        why = unanswered(target) if i else None
+        if why:
+            produced = [Check(f.__name__.removeprefix("check_"), False, f"not run: {why}") for f in checks[i:]]
         else:
             try:
                 produced = fn(target)
@@ -502,7 +503,7 @@ def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:
         for c in produced:
             report(f"  {c.label}  {c.name}" + (f": {c.detail}" if c.detail and (not c.ok or c.skipped) else ""))
             results.append(c)
-        if produced and produced[0].detail.startswith("not run:"):
+        if why:
             break
     return results
 
