@@ -10,9 +10,17 @@ import org.tio.core.Tio;
  * asynchronous reply (/sleep) completes later on another thread; replies that are ready behind it
  * wait here so that pipelined requests are answered in order. Tio.send only queues the packet
  * (t-io's SendRunnable writes it), so holding the monitor while calling it is cheap.
+ *
+ * <p>It also counts the replies not yet written. t-io keeps reading and queues every response
+ * without bound, and its SendRunnable parks a tio-worker until a write completes: 70 clients that
+ * pipelined requests and never read filled the 512 MB heap and stopped the server for everyone
+ * (README, "A client that does not read"). A connection with more than {@link #MAX_UNSENT}
+ * replies owed is closed instead.
  */
 final class Conn {
     static final String KEY = "javatio.conn";
+    /** No HTTP client waits for this many pipelined answers before reading one; browsers send one at a time. */
+    static final int MAX_UNSENT = 256;
 
     private static final class Slot {
         Reply reply;
@@ -22,13 +30,26 @@ final class Conn {
     private final ArrayDeque<Slot> waiting = new ArrayDeque<>();
     /** Set once a request asked to close: later pipelined requests are not answered. */
     boolean closing;
+    /** Replies owed: reserved or queued for t-io, and not yet written. */
+    private int unsent;
 
     Conn(ChannelContext ctx) {
         this.ctx = ctx;
     }
 
+    /** Whether the client stopped reading its answers: more than MAX_UNSENT owed. */
+    synchronized boolean overdue() {
+        return unsent > MAX_UNSENT;
+    }
+
+    /** t-io wrote one reply (or gave up on it with the connection). */
+    synchronized void sent() {
+        unsent--;
+    }
+
     /** A reply that is ready now. */
     synchronized void reply(Reply r) {
+        unsent++;
         if (waiting.isEmpty()) {
             Tio.send(ctx, r);
         } else {
@@ -40,6 +61,7 @@ final class Conn {
 
     /** Reserve the place of a reply that will be ready later; pass the result to complete(). */
     synchronized Object reserve() {
+        unsent++;
         Slot s = new Slot();
         waiting.add(s);
         return s;

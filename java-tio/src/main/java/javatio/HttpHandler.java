@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.tio.core.ChannelContext;
+import org.tio.core.Tio;
 import org.tio.core.TioConfig;
 import org.tio.core.exception.TioDecodeException;
 import org.tio.core.intf.Packet;
@@ -192,6 +193,11 @@ final class HttpHandler implements TioServerHandler {
         }
         if (c.closing) {
             return; // a previous request on this connection asked to close
+        }
+        if (c.overdue()) {
+            c.closing = true;
+            Tio.remove(ctx, "more than " + Conn.MAX_UNSENT + " replies unread: the client does not read");
+            return;
         }
         int connection = !r.keepAlive ? Reply.CONN_CLOSE : r.http10 ? Reply.CONN_KEEP_ALIVE : Reply.CONN_NONE;
         if (!r.keepAlive) {

@@ -5,7 +5,7 @@ import org.tio.core.Tio;
 import org.tio.core.intf.Packet;
 import org.tio.server.intf.TioServerListener;
 
-/** Connection life cycle: per-connection reply order, and closing after a "close" response is written. */
+/** Connection life cycle: per-connection reply order and count, and closing after a "close" response is written. */
 final class Listener implements TioServerListener {
     @Override
     public void onAfterConnected(ChannelContext ctx, boolean isConnected, boolean isReconnect) {
@@ -14,7 +14,13 @@ final class Listener implements TioServerListener {
 
     @Override
     public void onAfterSent(ChannelContext ctx, Packet packet, boolean isSentSuccess) {
-        if (packet instanceof Reply r && r.closeAfter()) {
+        if (!(packet instanceof Reply r)) {
+            return;
+        }
+        if (ctx.getAttribute(Conn.KEY) instanceof Conn c) {
+            c.sent();
+        }
+        if (r.closeAfter()) {
             Tio.remove(ctx, "Connection: close / HTTP/1.0");
         }
     }
