@@ -45,12 +45,18 @@ final class HttpHandler extends ByteToMessageDecoder {
             "/mysql".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
             "/memcache".getBytes(java.nio.charset.StandardCharsets.US_ASCII)};
     private static final int SLEEP_MS = 10;
+    /** Answers owed before decoding pauses; no HTTP client pipelines this many before reading one. */
+    private static final int MAX_PENDING = 256;
+    /** Request bytes read while paused before the connection is closed (io_uring keeps reading, below). */
+    private static final int MAX_PAUSED_BYTES = 256 * 1024;
 
     private final App app;
     private final Responses responses;
     private final ArrayDeque<Slot> queue = new ArrayDeque<>(4);
     private ChannelHandlerContext ctx;
     private boolean reading, flushPending, closing, dead;
+    /** Decoding stopped (and autoRead off) until the answers owed drain: a client that does not read. */
+    private boolean paused;
 
     HttpHandler(App app, Responses responses) {
         this.app = app;
@@ -84,6 +90,12 @@ final class HttpHandler extends ByteToMessageDecoder {
         reading = true;
         if (msg instanceof io.netty.buffer.ByteBuf) {
             super.channelRead(ctx, msg); // cumulates and calls decode()
+            if (paused && internalBuffer().readableBytes() > MAX_PAUSED_BYTES) {
+                // io_uring's multishot receive goes on delivering after setAutoRead(false): 70
+                // such clients grew their cumulations to 12-20 MB each and ran direct memory out.
+                closing = true;
+                ctx.close();
+            }
             return;
         }
         try {
@@ -102,20 +114,56 @@ final class HttpHandler extends ByteToMessageDecoder {
             flushPending = false;
             ctx.flush();
         }
-        super.channelReadComplete(ctx);
-        // A client that pipelines without reading its answers: stop reading until they drain,
-        // instead of queueing unbounded responses in memory.
-        if (!ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(false);
+        if (owesTooMuch()) {
+            pause();
+        }
+        if (paused) {
+            // Not super: ByteToMessageDecoder asks for another read when autoRead is off and
+            // nothing was decoded, and the cumulation grew until direct memory ran out.
+            discardSomeReadBytes();
+            ctx.fireChannelReadComplete();
+        } else {
+            super.channelReadComplete(ctx);
         }
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
-        if (ctx.channel().isWritable() && !ctx.channel().config().isAutoRead()) {
-            ctx.channel().config().setAutoRead(true);
-        }
+        resumeIfDrained();
         super.channelWritabilityChanged(ctx);
+    }
+
+    /**
+     * A client that pipelines without reading its answers: more than the outbound high-water mark
+     * unwritten, or MAX_PENDING answers owed. Checked before each request, not once per read batch:
+     * one batch can hold thousands of pipelined requests, and 70 such clients ran the 64 MB heap
+     * out and killed the event loop (README, "A client that does not read").
+     */
+    private boolean owesTooMuch() {
+        return !ctx.channel().isWritable() || queue.size() >= MAX_PENDING;
+    }
+
+    /** Stop reading; the requests already read stay cumulated until the answers drain. */
+    private void pause() {
+        paused = true;
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    private void resumeIfDrained() {
+        if (!paused || reading || dead || owesTooMuch()) {
+            return;
+        }
+        paused = false;
+        ctx.channel().config().setAutoRead(true);
+        if (internalBuffer().isReadable()) {
+            try {
+                // decode what is already cumulated: the client may have sent it all and be waiting
+                channelRead(ctx, io.netty.buffer.Unpooled.EMPTY_BUFFER);
+                channelReadComplete(ctx);
+            } catch (Exception e) {
+                ctx.fireExceptionCaught(e);
+            }
+        }
     }
 
     @Override
@@ -140,6 +188,10 @@ final class HttpHandler extends ByteToMessageDecoder {
         while (in.isReadable()) {
             if (closing) {
                 in.skipBytes(in.readableBytes());
+                return;
+            }
+            if (owesTooMuch()) {
+                pause();
                 return;
             }
             // Empty lines before a request line are ignored (RFC 9112, 2.2).
@@ -435,6 +487,7 @@ final class HttpHandler extends ByteToMessageDecoder {
                 ctx.flush();
             }
         }
+        resumeIfDrained();
     }
 
     private void write(ByteBuf buf, boolean close) {
