@@ -270,8 +270,13 @@ final class App
     private Pool $redis;
     private Pool $mysql;
     private Pool $memcache;
+    /** Requests one connection may have in flight; no HTTP client pipelines this many unread. */
+    private const MAX_INFLIGHT = 256;
+
     /** @var array<int, Channel> per connection: the request whose response goes out last */
     private array $last = [];
+    /** @var array<int, int> per connection: requests being answered */
+    private array $inflight = [];
 
     public function __construct(private array $c)
     {
@@ -388,9 +393,30 @@ final class App
     public function handle(Request $req, Response $res): void
     {
         $started = microtime(true);
+        $fd = $req->fd;
+        // A client that pipelines without reading its answers: every request is a coroutine that
+        // waits for the one before it, and 70 such clients filled the 512 MB memory_limit and
+        // killed the worker (README, "A client that does not read"). Past MAX_INFLIGHT the
+        // connection is closed.
+        $inflight = ($this->inflight[$fd] ?? 0) + 1;
+        if ($inflight > self::MAX_INFLIGHT) {
+            $res->close();
+            return;
+        }
+        $this->inflight[$fd] = $inflight;
+        try {
+            $this->answer($req, $res, $fd, $started);
+        } finally {
+            if (--$this->inflight[$fd] === 0) {
+                unset($this->inflight[$fd]);
+            }
+        }
+    }
+
+    private function answer(Request $req, Response $res, int $fd, float $started): void
+    {
         // Pipelined requests on one connection run as concurrent coroutines; their responses
         // must still go out in request order: each waits for the one before it on its connection.
-        $fd = $req->fd;
         $before = $this->last[$fd] ?? null;
         $mine = new Channel(1);
         $this->last[$fd] = $mine;
