@@ -122,6 +122,7 @@ final class HttpHandler extends ByteToMessageDecoder {
             // nothing was decoded, and the cumulation grew until direct memory ran out.
             discardSomeReadBytes();
             ctx.fireChannelReadComplete();
+            resumeIfDrained(); // the answers may have drained during this read, when resuming waits
         } else {
             super.channelReadComplete(ctx);
         }
