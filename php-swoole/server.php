@@ -270,7 +270,7 @@ final class App
     private Pool $redis;
     private Pool $mysql;
     private Pool $memcache;
-    /** Requests one connection may have in flight; no HTTP client pipelines this many unread. */
+    /** Requests one connection may have in flight before it is closed (README: the price for deep pipelining). */
     private const MAX_INFLIGHT = 256;
 
     /** @var array<int, Channel> per connection: the request whose response goes out last */
