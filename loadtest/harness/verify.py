@@ -141,15 +141,15 @@ def warm_up(target: Target) -> None:
     The first request left unanswered ends it: a hung server would otherwise cost 5 s for each of
     the 832 requests, and the checks that follow say what is wrong."""
     targets = [("GET", "/hello")] + [("GET", f"/{ep}?id={i}") for ep in SERVICES for i in (1, 2, 3)]
-    unanswered = threading.Event()
+    gave_up = threading.Event()
 
     def one(method: str, path: str) -> None:
-        if unanswered.is_set():
+        if gave_up.is_set():
             return
         try:
             target.fetch(method, path)
         except (TimeoutError, ResponseTimeout):  # connect timed out, or no response
-            unanswered.set()
+            gave_up.set()
         except (OSError, HttpError):
             pass
 

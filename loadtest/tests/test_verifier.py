@@ -1,20 +1,14 @@
 """Every verifier check passes against a correct stack and fails against the fault it guards against."""
 import functools
-import socket
 import sys
 
 import pytest
 
 from brokenproxy import BrokenProxy
 from harness import stacks, verify
+from harness.bench.nginx_ceiling import free_port
 
 only = functools.partial  # readability: a check narrowed to one backend
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(target, proxy_fault, check):
@@ -110,7 +104,7 @@ def test_a_hung_stack_fails_verification_and_shows_its_stall_dump(services_up, t
     d = tmp_path / "hangs"
     d.mkdir()
     (d / "server.py").write_text(HANGS_AFTER_ONE_ANSWER)
-    port = free_port()
+    port = free_port("127.0.0.1")
     (d / "stack.toml").write_text(
         f'name = "hangs"\nlanguage = "Python"\nframework = "none"\nport = {port}\nbuild = "true"\n'
         f'run = "exec {sys.executable} server.py {port}"\n'
