@@ -63,8 +63,8 @@ def setup(stacks) -> int:
         try:
             env = s.env()
         except ToolchainError:
-            env = None  # the setup step may be what provides the toolchain
-        proc = subprocess.run(["bash", "-c", s.setup], cwd=s.dir, env=env)
+            env = dict(os.environ)  # the setup step may be what provides the toolchain
+        proc = s.shell(s.setup, env=env, stdin=None)  # stdin: sudo may ask for a password
         if proc.returncode != 0:
             # Not fatal: the stack's own check reports it unavailable, loudly, wherever it is listed.
             print(f"*** {s.name}: setup exited with {proc.returncode}; it will be reported unavailable ***",

@@ -70,6 +70,13 @@ class Stack:
         env.update(toolchains.environment(self.toolchain))
         return env
 
+    def shell(self, command: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
+        """Run one of the manifest's commands the way all of them run: `bash -c` in the stack's
+        directory, with the stack's environment, reading nothing from the terminal unless told to."""
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+        return subprocess.run(["bash", "-c", command], cwd=self.dir, env=self.env() if env is None else env,
+                              **kwargs)
+
     def unavailable_reason(self) -> str | None:
         """None when this machine can build and run the stack, else why not."""
         for cmd in self.requires:
@@ -80,8 +87,7 @@ class Stack:
         except toolchains.ToolchainError as e:
             return str(e)
         if self.check:
-            proc = subprocess.run(["bash", "-c", self.check], cwd=self.dir, env=self.env(), text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = self.shell(self.check, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             if proc.returncode != 0:
                 lines = [line for line in proc.stdout.splitlines() if line.strip()]
                 return lines[-1].strip() if lines else f"check exited with {proc.returncode}"
@@ -143,8 +149,7 @@ def _log(stack: Stack, what: str):
 def build(stack: Stack) -> None:
     log = _log(stack, "build")
     with open(log, "w") as out:
-        proc = subprocess.run(["bash", "-c", stack.build], cwd=stack.dir, env=stack.env(),
-                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = stack.shell(stack.build, stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         raise StackError(f"{stack.name}: build failed (exit {proc.returncode}); last lines of {log}:\n{_tail(log)}")
 
@@ -179,9 +184,8 @@ class Running:
         if not self.stack.stall_dump or not self.alive():
             return None
         try:
-            proc = subprocess.run(["bash", "-c", self.stack.stall_dump], cwd=self.stack.dir, text=True,
-                                  env={**self.stack.env(), "PID": str(self.pid)}, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+            proc = self.stack.shell(self.stack.stall_dump, env={**self.stack.env(), "PID": str(self.pid)},
+                                    text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
         except subprocess.TimeoutExpired:
             return "(stall_dump did not finish within 60 s)"
         return proc.stdout.rstrip() or f"(stall_dump printed nothing; exit {proc.returncode})"

@@ -119,8 +119,7 @@ def stack_versions(stack) -> dict:
             out[cmd] = line
     if stack.versions:
         try:
-            proc = subprocess.run(["bash", "-c", stack.versions], cwd=stack.dir, env=env, capture_output=True,
-                                  text=True, timeout=60, stdin=subprocess.DEVNULL)
+            proc = stack.shell(stack.versions, env=env, capture_output=True, text=True, timeout=60)
             for line in proc.stdout.splitlines():
                 name, sep, version = line.partition("=")
                 if sep and name.strip():
