@@ -39,6 +39,7 @@ class Check:
     ok: bool
     detail: str = ""
     skipped: bool = False
+    stopped_answering: bool = False  # the server answered nothing more, not even GET /hello on a new connection
 
     @property
     def label(self) -> str:
@@ -176,7 +177,7 @@ def unanswered(target: Target) -> str | None:
 def check_cases(target: Target) -> list[Check]:
     """Every golden case on one kept-alive connection, each with the backend reads it caused."""
     counters = Counters()
-    failures, read_failures, closed_by_server = [], [], 0
+    failures, read_failures, closed_by_server, stopped = [], [], 0, False
     cases = contract.cases()
     conn = target.connect()
     try:
@@ -200,6 +201,7 @@ def check_cases(target: Target) -> list[Check]:
                     break
             if resp is None:
                 if why := unanswered(target):
+                    stopped = True
                     rest = len(cases) - i - 1
                     failures.append(f"  {why}: the remaining {rest} cases were not run")
                     read_failures.append(f"  {why}: the remaining {rest} cases were not checked")
@@ -224,6 +226,8 @@ def check_cases(target: Target) -> list[Check]:
               _summarize(read_failures, len(cases), "backend reads (one per data request, none for errors)")]
     if closed_by_server:
         checks[0].detail += f" ({closed_by_server} reconnects: the server closed a kept-alive connection)"
+    for c in checks:
+        c.stopped_answering = stopped
     return checks
 
 
@@ -494,7 +498,8 @@ def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:
     for i, fn in enumerate(checks):
         why = unanswered(target) if i else None
         if why:
-            produced = [Check(f.__name__.removeprefix("check_"), False, f"not run: {why}") for f in checks[i:]]
+            produced = [Check(f.__name__.removeprefix("check_"), False, f"not run: {why}", stopped_answering=True)
+                        for f in checks[i:]]
         else:
             try:
                 produced = fn(target)
@@ -525,7 +530,7 @@ def verify_stack(stack: stacks.Stack, build_first: bool = True) -> tuple[bool, l
             backends.seed(name)  # undo whatever an interrupted run may have left tampered
         with stacks.start(stack) as running:
             results = run_checks(Target(stack.name, stack.host, stack.port))
-            if any(STOPPED_ANSWERING in c.detail for c in results) and (dump := running.stall_dump()):
+            if any(c.stopped_answering for c in results) and (dump := running.stall_dump()):
                 print("  what the server is doing (stall_dump):\n" + textwrap.indent(dump, "  | "))
             if not all(c.ok or c.skipped for c in results):
                 print(f"  last lines of {running.log}:\n" + textwrap.indent(services.tail(running.log), "  | "))

@@ -85,6 +85,7 @@ def test_a_server_that_stops_answering_fails_every_check_without_waiting_out_eac
     assert "not checked" in reads.detail, reads.detail  # no answer is no proof of the read count
     assert [c.name for c in rest] == [f.__name__.removeprefix("check_") for f in verify.CHECKS[1:]]
     assert all(c.detail.startswith("not run:") for c in rest)
+    assert all(c.stopped_answering for c in results)  # what makes verify_stack run the stall_dump
     # warm-up: the 16 in flight when the first went unanswered; then one golden case and a probe each
     assert proxy.count <= 16 + 4, proxy.count
 
