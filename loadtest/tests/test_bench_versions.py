@@ -1,6 +1,7 @@
 """Library versions read generically from the lock and build files stacks commit."""
 import json
 
+from harness import stacks
 from harness.bench import machine
 
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -26,3 +27,13 @@ def test_pom_package_lock_and_composer_lock(tmp_path):
 def test_an_unreadable_file_is_reported_not_fatal(tmp_path):
     (tmp_path / "composer.lock").write_text("{not json")
     assert machine.library_versions(tmp_path)["composer.lock"].startswith("unreadable")
+
+
+def test_a_failing_versions_command_is_reported_with_what_it_printed(tmp_path):
+    (tmp_path / "stack.toml").write_text(
+        'name = "{}"\ndescription = "d"\nlanguage = "l"\nframework = "f"\nport = 19999\nbuild = "true"\n'
+        'run = "true"\nversions = "echo somelib=1.2.3; no-such-command-here"\n'.format(tmp_path.name))
+    found = machine.stack_versions(stacks.parse(tmp_path / "stack.toml"))
+    assert found["somelib"] == "1.2.3"
+    assert found["versions"].startswith("the manifest's versions command failed (exit 127)"), found
+    assert "no-such-command-here" in found["versions"], found

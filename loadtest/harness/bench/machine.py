@@ -124,6 +124,9 @@ def stack_versions(stack) -> dict:
                 name, sep, version = line.partition("=")
                 if sep and name.strip():
                     out[name.strip()] = version.strip()
+            if proc.returncode != 0:
+                said = (proc.stderr.strip().splitlines() or [""])[-1]
+                out["versions"] = f"the manifest's versions command failed (exit {proc.returncode}): {said}".rstrip(": ")
         except subprocess.TimeoutExpired:
             out["versions"] = "the manifest's versions command timed out"
     return out
