@@ -92,6 +92,10 @@ public final class Main {
         cfg.setEnableWebSocket(false);
         cfg.setMatchRouteIgnoreCase(false);
         cfg.setKeepAliveTimeout(60);     // must be > 0, or Voovan closes after every response
+        // Voovan writes on the IO thread and, while the socket takes nothing, retries in a busy loop
+        // until this many seconds pass, then closes: default 30, so one client that stops reading
+        // stalls every connection of its IO thread for 30 s per write (README, "Tuning").
+        cfg.setSendTimeout(Env.knob("bench.sendTimeoutSeconds", 1));
         cfg.getFilterConfigs().add(new HttpFilterConfig("contract", ContractFilter.class.getName(), null));
 
         WebServer server = WebServer.newInstance(cfg);
