@@ -272,11 +272,19 @@ final class App
     private Pool $memcache;
     /** Requests one connection may have in flight before it is closed (README: the price for deep pipelining). */
     private const MAX_INFLIGHT = 256;
+    /**
+     * Requests in flight in this worker above which a connection that already has one in flight is
+     * closed at its next: the per-connection limit alone let 300 pipelining clients reach the
+     * ~50,000 waiting coroutines at which the worker dies of memory_limit (README).
+     */
+    private const MAX_INFLIGHT_WORKER = 20000;
 
     /** @var array<int, Channel> per connection: the request whose response goes out last */
     private array $last = [];
     /** @var array<int, int> per connection: requests being answered */
     private array $inflight = [];
+    /** requests being answered, all connections of this worker */
+    private int $inflightWorker = 0;
 
     public function __construct(private array $c)
     {
@@ -399,14 +407,16 @@ final class App
         // killed the worker (README, "A client that does not read"). Past MAX_INFLIGHT the
         // connection is closed.
         $inflight = ($this->inflight[$fd] ?? 0) + 1;
-        if ($inflight > self::MAX_INFLIGHT) {
+        if ($inflight > self::MAX_INFLIGHT || ($inflight > 1 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER)) {
             $res->close();
             return;
         }
         $this->inflight[$fd] = $inflight;
+        $this->inflightWorker++;
         try {
             $this->answer($req, $res, $fd, $started);
         } finally {
+            $this->inflightWorker--;
             if (--$this->inflight[$fd] === 0) {
                 unset($this->inflight[$fd]);
             }
