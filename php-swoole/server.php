@@ -405,7 +405,7 @@ final class App
         // A client that pipelines without reading its answers: every request is a coroutine that
         // waits for the one before it, and 70 such clients filled the 512 MB memory_limit and
         // killed the worker (README, "A client that does not read"). Past MAX_INFLIGHT the
-        // connection is closed.
+        // connection is closed, and past one while the worker has MAX_INFLIGHT_WORKER in flight.
         $inflight = ($this->inflight[$fd] ?? 0) + 1;
         if ($inflight > self::MAX_INFLIGHT || ($inflight > 1 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER)) {
             $res->close();
