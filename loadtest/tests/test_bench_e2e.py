@@ -3,18 +3,12 @@ oha, ceilings, /proc accounting, results.json, report.md and report.html. Second
 the pipeline works and records what it should. Speed is never asserted: the box may be busy."""
 import dataclasses
 import os
-import socket
 
 import pytest
 
 from harness import stacks
 from harness.bench import cpus, loadgen_oha, results, run, settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from harness.bench.nginx_ceiling import free_port
 
 
 @pytest.fixture
@@ -25,7 +19,7 @@ def bench_stack():
     if not available:
         pytest.fail("no available stack to benchmark (see `make list`)")
     # Its own port, so that it never collides with the copy the verifier's tests keep running.
-    return dataclasses.replace(available[0], port=free_port())
+    return dataclasses.replace(available[0], port=free_port("127.0.0.1"))
 
 
 def test_a_short_real_bench_down_to_report_html(services_up, bench_stack, tmp_path):

@@ -1,11 +1,12 @@
 """A harness stopped with SIGTERM stops the stack it started (it used to leave it serving)."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from harness.bench.nginx_ceiling import free_port
 
 LOADTEST = Path(__file__).resolve().parents[1]
 
@@ -25,17 +26,11 @@ except KeyboardInterrupt:
 '''
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_sigterm_stops_the_stack(tmp_path):
     d = tmp_path / "demo"
     d.mkdir()
     (d / "hello").write_text("hi")
-    port = free_port()
+    port = free_port("127.0.0.1")
     (d / "stack.toml").write_text(
         f'name = "demo"\nlanguage = "Python"\nframework = "none"\nport = {port}\nbuild = "true"\n'
         f'run = "exec {sys.executable} -m http.server --protocol HTTP/1.1 --bind 127.0.0.1 {port}"\n')
