@@ -27,6 +27,7 @@ FAULTS = {
     "read_on_400": "touches a backend when answering 400",
     "close_always": "closes the connection after every response",
     "no_pipelining": "answers only the first request of a pipelined batch",
+    "dies_after_pipelining": "answers a pipelined batch, then nothing more (a crash in handing one answer on to the next)",
     "http10_keep_open": "keeps HTTP/1.0 connections open",
     "ignore_close": "keeps the connection open despite Connection: close",
     "head_body": "sends the body on HEAD",
@@ -104,6 +105,9 @@ class BrokenProxy:
                             return
                     elif isinstance(event, h11.ConnectionClosed):
                         return
+                if self.fault == "dies_after_pipelining" and answered > 1:
+                    self.listener.close()
+                    return
         except (OSError, HttpError, h11.ProtocolError):
             return
         finally:

@@ -46,6 +46,7 @@ CAUGHT_BY = [
     ("no_sleep", "sleep_waits", None),
     ("close_always", "keep_alive", None),
     ("no_pipelining", "pipelining", None),
+    ("dies_after_pipelining", "pipelining", None),
     ("http10_keep_open", "http10", None),
     ("ignore_close", "connection_close", None),
     ("crossed", "concurrency", None),
