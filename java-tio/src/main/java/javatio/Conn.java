@@ -1,59 +1,140 @@
 package javatio;
 
 import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.tio.core.ChannelContext;
 import org.tio.core.Tio;
 
 /**
- * Per-connection response order. Handlers for one connection run one after another, but an
- * asynchronous reply (/sleep) completes later on another thread; replies that are ready behind it
- * wait here so that pipelined requests are answered in order. Tio.send only queues the packet
- * (t-io's SendRunnable writes it), so holding the monitor while calling it is cheap.
+ * Per-connection state t-io does not keep: the order of replies, how many are owed, whether more
+ * requests are read, and the head timer (HEAD_TIMEOUT_MS from the first byte of an incomplete request).
  *
- * <p>It also counts the replies not yet written. t-io keeps reading and queues every response
- * without bound, and its SendRunnable parks a tio-worker until a write completes: 70 clients that
- * pipelined requests and never read filled the 512 MB heap and stopped the server for everyone
- * (README, "A client that does not read"). A connection with more than {@link #MAX_UNSENT}
- * replies owed is closed instead.
+ * <p>Order: handlers of one connection run one after another, but an asynchronous reply (/sleep, a
+ * backend call) completes later on another thread; replies ready behind it wait here so that pipelined
+ * requests are answered in order. Tio.send only queues the packet, so calling it under the monitor is cheap.
+ *
+ * <p>Backpressure: a reply is owed from the moment its request is decoded until t-io has written it
+ * (Listener.onAfterSent). At {@link #PAUSE_AT} owed the connection's next read is held back (Gate); it is
+ * issued again once no more than {@link #RESUME_AT} are owed. So a client that pipelines without reading
+ * is stopped by TCP flow control instead of filling the heap.
  */
 final class Conn {
     static final String KEY = "javatio.conn";
-    /**
-     * Replies owed (each a few hundred bytes) before the connection is closed. /sleep counts from
-     * the request, so a client pipelining 600 requests, half of them /sleep, was cut off at 256;
-     * 1024 bounds 70 non-reading clients to about 15 MB and lets that one through.
-     */
-    static final int MAX_UNSENT = 1024;
+    static final int PAUSE_AT = 256, RESUME_AT = 64;
 
     private static final class Slot {
         Reply reply;
     }
 
     private final ChannelContext ctx;
+    private final Gate gate;
     private final ArrayDeque<Slot> waiting = new ArrayDeque<>();
-    /** Set once a request asked to close: later pipelined requests are not answered. */
-    boolean closing;
-    /** Replies owed: reserved or queued for t-io, and not yet written. */
-    private int unsent;
+    /** No more requests are decoded: a request asked to close, was refused, or has a body left unread. */
+    volatile boolean done;
+    /** A reply saying "Connection: close" was issued: later requests are not answered. */
+    volatile boolean closing;
+    private int owed;
+    private boolean paused;
+    private final ScheduledExecutorService timer;
+    private final long headTimeoutMs;
+    /** Bytes of an incomplete request are buffered. */
+    private boolean partial;
+    private ScheduledFuture<?> headTimer;
+    private long headSeq;
 
-    Conn(ChannelContext ctx) {
+    Conn(ChannelContext ctx, Gate gate, ScheduledExecutorService timer, long headTimeoutMs) {
         this.ctx = ctx;
+        this.gate = gate;
+        this.timer = timer;
+        this.headTimeoutMs = headTimeoutMs;
     }
 
-    /** Whether the client stopped reading its answers: more than MAX_UNSENT owed. */
-    synchronized boolean overdue() {
-        return unsent > MAX_UNSENT;
+    static Conn of(ChannelContext ctx) {
+        return (Conn) ctx.getAttribute(KEY);
     }
 
-    /** t-io wrote one reply (or gave up on it with the connection). */
+    // ---------------------------------------------------------------- reading
+
+    /** decode produced a request; last = nothing after it is read. */
+    synchronized void decoded(boolean last) {
+        owed++;
+        if (last) {
+            done = true;
+            gate.stop();
+            stopHeadTimer();
+        } else if (owed >= PAUSE_AT && !paused) {
+            paused = true;
+            gate.pause();
+            stopHeadTimer(); // not the client's fault: we stopped reading
+        }
+    }
+
+    /** t-io wrote one reply (or dropped it with the connection), or a request is dropped unanswered. */
     synchronized void sent() {
-        unsent--;
+        owed--;
+        if (paused && owed <= RESUME_AT) {
+            paused = false;
+            gate.resume();
+            if (partial) {
+                startHeadTimer();
+            }
+        }
     }
+
+    // ---------------------------------------------------------------- head timer
+
+    /** Bytes of a request are buffered but it is not complete: the head timer runs (unless reading is held). */
+    synchronized void incomplete() {
+        partial = true;
+        if (headTimer == null && !done && !paused) {
+            startHeadTimer();
+        }
+    }
+
+    /** A request was decoded, or the connection closes: stop the head timer. */
+    synchronized void complete() {
+        partial = false;
+        stopHeadTimer();
+    }
+
+    private void startHeadTimer() {
+        long seq = ++headSeq;
+        headTimer = timer.schedule(() -> expire(seq), headTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void stopHeadTimer() {
+        if (headTimer != null) {
+            headTimer.cancel(false);
+            headTimer = null;
+            headSeq++;
+        }
+    }
+
+    /**
+     * HEAD_TIMEOUT_MS after the first byte of a request that is still incomplete: a 408 through t-io's
+     * handler queue (behind the requests already decoded, as if decoded now), then the close.
+     */
+    private void expire(long seq) {
+        synchronized (this) {
+            if (seq != headSeq || headTimer == null || done) {
+                return;
+            }
+            headTimer = null;
+            decoded(true);
+        }
+        ctx.decodeRunnable.handler(Request.refusal(408), 0);
+    }
+
+    // ---------------------------------------------------------------- replies
 
     /** A reply that is ready now. */
     synchronized void reply(Reply r) {
-        unsent++;
+        if (r.closeAfter()) {
+            closing = true;
+        }
         if (waiting.isEmpty()) {
             Tio.send(ctx, r);
         } else {
@@ -64,8 +145,10 @@ final class Conn {
     }
 
     /** Reserve the place of a reply that will be ready later; pass the result to complete(). */
-    synchronized Object reserve() {
-        unsent++;
+    synchronized Object reserve(boolean closeAfter) {
+        if (closeAfter) {
+            closing = true;
+        }
         Slot s = new Slot();
         waiting.add(s);
         return s;

@@ -1,6 +1,7 @@
 package javatio;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
@@ -10,17 +11,13 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.tio.core.ChannelContext;
-import org.tio.core.Tio;
 import org.tio.core.TioConfig;
-import org.tio.core.exception.TioDecodeException;
 import org.tio.core.intf.Packet;
-import org.tio.http.common.HttpRequestDecoder;
-import org.tio.http.common.Method;
 import org.tio.server.intf.TioServerHandler;
 
 /**
- * t-io's three callbacks: decode (bytes -> Request, with t-io's HTTP request-line and header parser),
- * handler (Request -> Reply), encode (Reply -> bytes).
+ * t-io's three callbacks: decode (bytes -> Request: HTTP/1.1 request line and header fields, with the
+ * contract's limits and framing rules), handler (Request -> Reply), encode (Reply -> bytes).
  *
  * <p>Where this runs: decode on the t-io group thread that completed the read (the AIO completion
  * handler); handler on a t-io worker (PacketHandlerMode.QUEUE, one at a time per connection). The
@@ -30,7 +27,6 @@ import org.tio.server.intf.TioServerHandler;
  */
 final class HttpHandler implements TioServerHandler {
     private static final Logger log = LoggerFactory.getLogger(HttpHandler.class);
-    private static final int MAX_BODY = 64 * 1024;
     private static final int HELLO = 0, SLEEP = 1, REDIS = 2, MYSQL = 3, MEMCACHE = 4;
     private static final Map<String, Integer> ROUTES = new HashMap<>();
     /** Experiment switch for the README's /sleep measurement only: sleep on the handler thread. */
@@ -64,105 +60,233 @@ final class HttpHandler implements TioServerHandler {
 
     // ------------------------------------------------------------------ decode
 
-    /**
-     * t-io's own HttpRequestDecoder.decode() is not used as a whole: it URL-decodes the query string
-     * itself and closes the connection on a malformed one (`%zz`), where the contract wants a 400.
-     * Its request-line parser is not used either: it takes the method and path strings from StrCache,
-     * a cache keyed by a 31-hash of the bytes only, so a path whose hash collides with a cached one
-     * comes back as that one (GET /helmP was answered as /hello). Its header parser is used.
-     */
-    @Override
-    public Packet decode(ByteBuffer buffer, int limit, int position, int readableLength, ChannelContext ctx)
-            throws TioDecodeException {
-        Line line = requestLine(buffer);
-        if (line == null) {
-            return null; // incomplete: t-io keeps the bytes and calls again when more arrive
-        }
-        Map<String, String> headers = new HashMap<>(16);
-        if (!HttpRequestDecoder.parseHeaderLine(buffer, headers, 0, null)) {
-            return null;
-        }
-        if (headers.containsKey("transfer-encoding")) {
-            throw new TioDecodeException("chunked request bodies are not supported");
-        }
-        String cl = headers.get("content-length");
-        int contentLength = 0;
-        if (cl != null) {
-            try {
-                contentLength = Integer.parseInt(cl.trim());
-            } catch (NumberFormatException e) {
-                throw new TioDecodeException("bad Content-Length");
-            }
-            if (contentLength < 0 || contentLength > MAX_BODY) {
-                throw new TioDecodeException("Content-Length out of range");
-            }
-        }
-        if (buffer.remaining() < contentLength) {
-            ctx.setPacketNeededLength(buffer.position() - position + contentLength);
-            return null;
-        }
-        buffer.position(buffer.position() + contentLength); // request bodies are ignored
+    /** Longest request line (without its CRLF) served; longer: 414. */
+    static final int MAX_LINE = 8192;
+    /** Longest head (request line + header lines + empty line, CRLFs included) served; longer: 431. */
+    static final int MAX_HEAD = 16384;
+    /** Longest request body read (and discarded); a longer one is left unread and the connection closed. */
+    static final int MAX_BODY = 64 * 1024;
 
-        String connection = headers.get("connection");
-        boolean http10 = line.http10;
-        boolean keepAlive;
-        if (http10) {
-            keepAlive = connection != null && hasToken(connection, "keep-alive");
-        } else {
-            keepAlive = connection == null || !hasToken(connection, "close");
-        }
-        return new Request(line.method, line.path, line.query, keepAlive, http10);
+    /** RFC 9110 tchar: the bytes allowed in a method and a field name. */
+    private static final boolean[] TCHAR = new boolean[256];
+
+    static {
+        for (char ch = '0'; ch <= '9'; ch++) TCHAR[ch] = true;
+        for (char ch = 'a'; ch <= 'z'; ch++) TCHAR[ch] = true;
+        for (char ch = 'A'; ch <= 'Z'; ch++) TCHAR[ch] = true;
+        for (char ch : "!#$%&'*+-.^_`|~".toCharArray()) TCHAR[ch] = true;
     }
 
-    private static final int MAX_REQUEST_LINE = 8192;
+    private static final byte[] CONTENT_LENGTH = "content-length".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] TRANSFER_ENCODING = "transfer-encoding".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CONNECTION = "connection".getBytes(StandardCharsets.US_ASCII);
 
-    private record Line(Method method, String path, String query, boolean http10) {}
-
-    /** "METHOD SP target SP HTTP/1.x" up to LF; null while incomplete. */
-    private static Line requestLine(ByteBuffer buffer) throws TioDecodeException {
-        int start = buffer.position(), limit = buffer.limit();
-        int eol = -1;
-        for (int i = start; i < limit; i++) {
-            if (buffer.get(i) == '\n') {
-                eol = i;
-                break;
-            }
+    /**
+     * t-io's TioServerHandler.decode: one request from the bytes t-io has buffered for the connection, null
+     * while it is incomplete (t-io keeps the bytes and calls again when more arrive). A request the
+     * contract refuses becomes a Request carrying the refusal's status; it is answered in order, then the
+     * connection is closed, and nothing after it is read.
+     *
+     * <p>Why not t-io's HttpRequestDecoder (tio-http-common 3.8.6): see README, "What of t-io is used".
+     * In short, its line limits are compile-time constants of 2,048 bytes (a 4 KB cookie closes the
+     * connection unanswered), and it accepts conflicting Content-Lengths and "Host : x".
+     */
+    @Override
+    public Packet decode(ByteBuffer buffer, int limit, int position, int readableLength, ChannelContext ctx) {
+        Conn c = Conn.of(ctx);
+        if (c.done) {
+            return null; // nothing after a closing request is read; the bytes stay until the close
         }
-        if (eol < 0) {
-            if (limit - start > MAX_REQUEST_LINE) {
-                throw new TioDecodeException("request line too long");
-            }
+        Request r = parse(buffer, buffer.position(), limit, ctx);
+        if (r == null) {
+            c.incomplete();
             return null;
         }
-        int end = eol > start && buffer.get(eol - 1) == '\r' ? eol - 1 : eol;
-        int sp1 = -1, sp2 = -1;
-        for (int i = start; i < end; i++) {
-            if (buffer.get(i) == ' ') {
-                if (sp1 < 0) {
-                    sp1 = i;
-                } else {
-                    sp2 = i;
+        c.complete();
+        c.decoded(r.refusal != 0 || !r.keepAlive);
+        return r;
+    }
+
+    private static Request refuse(ByteBuffer b, int limit, int status) {
+        b.position(limit);
+        return Request.refusal(status);
+    }
+
+    private Request parse(ByteBuffer b, int p, int limit, ChannelContext ctx) {
+        // request line: METHOD SP request-target SP HTTP-version
+        int lf = indexOfLf(b, p, Math.min(limit, p + MAX_LINE + 2));
+        if (lf < 0) {
+            return limit - p >= MAX_LINE + 2 ? refuse(b, limit, 414) : null;
+        }
+        int eol = lf > p && b.get(lf - 1) == '\r' ? lf - 1 : lf;
+        if (eol - p > MAX_LINE) {
+            return refuse(b, limit, 414);
+        }
+        int sp1 = p;
+        while (sp1 < eol && TCHAR[b.get(sp1) & 0xff]) {
+            sp1++;
+        }
+        int sp2 = sp1 + 1;
+        while (sp2 < eol && (b.get(sp2) & 0xff) > 0x20 && b.get(sp2) != 0x7f) {
+            sp2++;
+        }
+        if (sp1 == p || sp1 >= eol || b.get(sp1) != ' ' || sp2 == sp1 + 1 || sp2 >= eol || b.get(sp2) != ' '
+                || eol - sp2 - 1 != 8 || !startsWith(b, sp2 + 1, "HTTP/1.")) {
+            return refuse(b, limit, 400);
+        }
+        byte minor = b.get(eol - 1);
+        if (minor < '0' || minor > '9') {
+            return refuse(b, limit, 400);
+        }
+        boolean http10 = minor == '0';
+
+        // header fields
+        long contentLength = -1;
+        boolean chunked = false, close = false, keepAlive = false;
+        int line = lf + 1;
+        int end;
+        while (true) {
+            int nl = indexOfLf(b, line, Math.min(limit, p + MAX_HEAD));
+            if (nl < 0) {
+                return limit - p >= MAX_HEAD ? refuse(b, limit, 431) : null;
+            }
+            int e = nl > line && b.get(nl - 1) == '\r' ? nl - 1 : nl;
+            if (e == line) {
+                end = nl + 1; // the empty line: end of the head
+                break;
+            }
+            // field-name ":" OWS field-value OWS; the name is tchar only: no whitespace before the colon,
+            // no space, tab, control or other delimiter in it (a line starting with whitespace, the
+            // obsolete line folding, is refused the same way)
+            int colon = line;
+            while (colon < e && TCHAR[b.get(colon) & 0xff]) {
+                colon++;
+            }
+            if (colon == line || colon == e || b.get(colon) != ':') {
+                return refuse(b, limit, 400);
+            }
+            int vs = colon + 1, ve = e;
+            for (int i = vs; i < ve; i++) {
+                byte v = b.get(i);
+                if (v == '\r' || v == 0) {
+                    return refuse(b, limit, 400); // RFC 9110 5.5: CR and NUL are never part of a value
                 }
             }
+            while (vs < ve && (b.get(vs) == ' ' || b.get(vs) == '\t')) {
+                vs++;
+            }
+            while (ve > vs && (b.get(ve - 1) == ' ' || b.get(ve - 1) == '\t')) {
+                ve--;
+            }
+            if (nameIs(b, line, colon, CONTENT_LENGTH)) {
+                long n = contentLength(b, vs, ve);
+                if (n < 0 || (contentLength >= 0 && n != contentLength)) {
+                    return refuse(b, limit, 400); // not a number, or two different lengths
+                }
+                contentLength = n;
+            } else if (nameIs(b, line, colon, TRANSFER_ENCODING)) {
+                chunked = true; // any transfer coding: the body is not read, the connection closes
+            } else if (nameIs(b, line, colon, CONNECTION)) {
+                String v = ascii(b, vs, ve);
+                close |= hasToken(v, "close");
+                keepAlive |= hasToken(v, "keep-alive");
+            }
+            line = nl + 1;
         }
-        if (sp1 <= start || sp2 < 0 || sp2 == sp1 + 1 || end - sp2 - 1 != 8) {
-            throw new TioDecodeException("malformed request line");
+        if (chunked && contentLength >= 0) {
+            return refuse(b, limit, 400); // RFC 9112 6.3: Transfer-Encoding with Content-Length
         }
-        String version = ascii(buffer, sp2 + 1, end);
-        if (!version.startsWith("HTTP/1.")) {
-            throw new TioDecodeException("not HTTP/1.x");
+
+        // body: read and discarded up to MAX_BODY; otherwise answered, then the connection is closed
+        boolean unreadBody = chunked || contentLength > MAX_BODY;
+        if (contentLength > 0 && !unreadBody) {
+            if (limit - end < contentLength) {
+                ctx.setPacketNeededLength((int) (end - p + contentLength));
+                return null;
+            }
+            end += (int) contentLength;
         }
-        String target = ascii(buffer, sp1 + 1, sp2);
+        b.position(unreadBody ? limit : end);
+
+        int method = sp1 - p == 3 && startsWith(b, p, "GET") ? Request.GET
+                : sp1 - p == 4 && startsWith(b, p, "HEAD") ? Request.HEAD : Request.OTHER;
+        String target = ascii(b, sp1 + 1, sp2);
         int q = target.indexOf('?');
-        buffer.position(eol + 1);
-        return new Line(Method.from(ascii(buffer, start, sp1)), q < 0 ? target : target.substring(0, q),
-                q < 0 ? "" : target.substring(q + 1), version.equals("HTTP/1.0"));
+        boolean persistent = !unreadBody && (http10 ? keepAlive && !close : !close);
+        return new Request(method, q < 0 ? target : target.substring(0, q), q < 0 ? "" : target.substring(q + 1),
+                persistent, http10);
+    }
+
+    private static int indexOfLf(ByteBuffer b, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b.get(i) == '\n') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static boolean startsWith(ByteBuffer b, int at, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (b.get(at + i) != s.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Case-insensitive name match; lowerName is lower case. */
+    private static boolean nameIs(ByteBuffer b, int from, int to, byte[] lowerName) {
+        if (to - from != lowerName.length) {
+            return false;
+        }
+        for (int i = 0; i < lowerName.length; i++) {
+            if ((b.get(from + i) | 0x20) != lowerName[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A Content-Length value: 1*DIGIT, or a list of identical ones ("5, 5", RFC 9112 6.3); -1 when invalid
+     * ("abc", "-1", "1.5", "", "5, 6"). Values beyond 18 digits count as Long.MAX_VALUE (too long anyway).
+     */
+    private static long contentLength(ByteBuffer b, int from, int to) {
+        long result = -1;
+        int i = from;
+        while (true) {
+            long n = 0;
+            int digits = 0;
+            while (i < to && b.get(i) >= '0' && b.get(i) <= '9') {
+                n = digits < 18 ? n * 10 + (b.get(i) - '0') : Long.MAX_VALUE;
+                digits++;
+                i++;
+            }
+            if (digits == 0 || (result >= 0 && n != result)) {
+                return -1;
+            }
+            result = n;
+            while (i < to && (b.get(i) == ' ' || b.get(i) == '\t')) {
+                i++;
+            }
+            if (i == to) {
+                return result;
+            }
+            if (b.get(i) != ',') {
+                return -1;
+            }
+            i++;
+            while (i < to && (b.get(i) == ' ' || b.get(i) == '\t')) {
+                i++;
+            }
+        }
     }
 
     private static String ascii(ByteBuffer b, int from, int to) {
         byte[] bytes = new byte[to - from];
         b.get(from, bytes);
-        return new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
+        return new String(bytes, StandardCharsets.ISO_8859_1);
     }
 
     private static boolean hasToken(String header, String token) {
@@ -186,30 +310,23 @@ final class HttpHandler implements TioServerHandler {
     @Override
     public void handler(Packet packet, ChannelContext ctx) {
         Request r = (Request) packet;
-        Conn c = (Conn) ctx.getAttribute(Conn.KEY);
-        if (c == null) {
-            c = new Conn(ctx);
-            ctx.setAttribute(Conn.KEY, c);
-        }
+        Conn c = Conn.of(ctx);
         if (c.closing) {
-            return; // a previous request on this connection asked to close
+            c.sent(); // an earlier answer said "Connection: close": this request is not answered
+            return;
         }
-        if (c.overdue()) {
-            c.closing = true;
-            Tio.remove(ctx, "more than " + Conn.MAX_UNSENT + " replies unread: the client does not read");
+        if (r.refusal != 0) {
+            c.reply(k.refusal(r.refusal));
             return;
         }
         int connection = !r.keepAlive ? Reply.CONN_CLOSE : r.http10 ? Reply.CONN_KEEP_ALIVE : Reply.CONN_NONE;
-        if (!r.keepAlive) {
-            c.closing = true;
-        }
-        boolean body = r.method != Method.HEAD;
+        boolean body = r.method != Request.HEAD;
         Integer route = ROUTES.get(r.path);
         if (route == null) {
             c.reply(new Reply(k.notFound, Reply.NOT_FOUND, body, connection));
             return;
         }
-        if (r.method != Method.GET && r.method != Method.HEAD) {
+        if (r.method == Request.OTHER) {
             c.reply(new Reply(k.notAllowed, Reply.NOT_ALLOWED, body, connection));
             return;
         }
@@ -225,10 +342,9 @@ final class HttpHandler implements TioServerHandler {
                     c.reply(new Reply(k.text, Reply.SLEPT, body, connection));
                     return;
                 }
-                Object slot = c.reserve();
+                Object slot = c.reserve(!r.keepAlive);
                 Reply reply = new Reply(k.text, Reply.SLEPT, body, connection);
-                Conn conn = c;
-                timer.schedule(() -> conn.complete(slot, reply), 10, TimeUnit.MILLISECONDS);
+                timer.schedule(() -> c.complete(slot, reply), 10, TimeUnit.MILLISECONDS);
             }
             default -> {
                 int id = Ids.parse(r.query);
@@ -238,10 +354,9 @@ final class HttpHandler implements TioServerHandler {
                     c.reply(fetch(stores[route], id, r, body, connection));
                 } else {
                     // the blocking driver call runs on a virtual thread: the t-io worker returns at once
-                    Object slot = c.reserve();
-                    Conn conn = c;
+                    Object slot = c.reserve(!r.keepAlive);
                     Store store = stores[route];
-                    backend.execute(() -> conn.complete(slot, fetch(store, id, r, body, connection)));
+                    backend.execute(() -> c.complete(slot, fetch(store, id, r, body, connection)));
                 }
             }
         }
@@ -257,7 +372,7 @@ final class HttpHandler implements TioServerHandler {
         } catch (Unavailable e) {
             return new Reply(k.unavailable, Reply.UNAVAILABLE, body, connection);
         } catch (Exception e) {
-            log.warn("{} {}?{}: 500", r.method, r.path, r.query, e);
+            log.warn("{} {}?{}: 500", r.methodName(), r.path, r.query, e);
             return new Reply(k.error, Reply.ERROR, body, connection);
         }
     }

@@ -1,15 +1,38 @@
 package javatio;
 
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+
 import org.tio.core.ChannelContext;
 import org.tio.core.Tio;
 import org.tio.core.intf.Packet;
 import org.tio.server.intf.TioServerListener;
 
-/** Connection life cycle: per-connection reply order and count, and closing after a "close" response is written. */
+/** Connection life cycle: per-connection state, replies owed, closing after a "close" reply, idle timeout. */
 final class Listener implements TioServerListener {
+    private final long headTimeoutMs, idleTimeoutMs;
+    private final ScheduledExecutorService timer;
+    private final Executor readExecutor;
+
+    /**
+     * @param headTimeoutMs HEAD_TIMEOUT_MS (Conn's head timer, on {@code timer})
+     * @param idleTimeoutMs IDLE_TIMEOUT_MS, each connection's heartbeat timeout (ChannelContext.heartbeatTimeout)
+     * @param readExecutor  where a read held back by backpressure is issued again (t-io's group pool)
+     */
+    Listener(long headTimeoutMs, long idleTimeoutMs, ScheduledExecutorService timer, Executor readExecutor) {
+        this.headTimeoutMs = headTimeoutMs;
+        this.idleTimeoutMs = idleTimeoutMs;
+        this.timer = timer;
+        this.readExecutor = readExecutor;
+    }
+
+    /** Runs before t-io issues the connection's first read (AcceptCompletionHandler). */
     @Override
     public void onAfterConnected(ChannelContext ctx, boolean isConnected, boolean isReconnect) {
-        ctx.setAttribute(Conn.KEY, new Conn(ctx));
+        Gate gate = new Gate(ctx.asynchronousSocketChannel, readExecutor);
+        ctx.asynchronousSocketChannel = gate;
+        ctx.setAttribute(Conn.KEY, new Conn(ctx, gate, timer, headTimeoutMs));
+        ctx.heartbeatTimeout = idleTimeoutMs;
     }
 
     @Override
@@ -17,22 +40,33 @@ final class Listener implements TioServerListener {
         if (!(packet instanceof Reply r)) {
             return;
         }
-        if (ctx.getAttribute(Conn.KEY) instanceof Conn c) {
+        Conn c = Conn.of(ctx);
+        if (c != null) {
             c.sent();
         }
         if (r.closeAfter()) {
-            Tio.remove(ctx, "Connection: close / HTTP/1.0");
+            Tio.remove(ctx, "Connection: close");
         }
     }
 
-    /** No bytes for heartbeatTimeout ms: false lets t-io close the idle keep-alive connection. */
+    /**
+     * No byte received and no reply written for this connection's heartbeat timeout (IDLE_TIMEOUT_MS):
+     * false lets t-io close it.
+     */
     @Override
     public boolean onHeartbeatTimeout(ChannelContext ctx, Long interval, int heartbeatTimeoutCount) {
         return false;
     }
 
+    @Override
+    public void onBeforeClose(ChannelContext ctx, Throwable throwable, String remark, boolean isRemove) {
+        Conn c = Conn.of(ctx);
+        if (c != null) {
+            c.complete(); // the head timer, if one runs
+        }
+    }
+
     @Override public void onAfterDecoded(ChannelContext ctx, Packet packet, int packetSize) {}
     @Override public void onAfterReceivedBytes(ChannelContext ctx, int receivedBytes) {}
     @Override public void onAfterHandled(ChannelContext ctx, Packet packet, long cost) {}
-    @Override public void onBeforeClose(ChannelContext ctx, Throwable throwable, String remark, boolean isRemove) {}
 }

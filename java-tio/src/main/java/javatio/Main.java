@@ -12,21 +12,26 @@ import org.tio.utils.Threads;
 public final class Main {
     private Main() {}
 
+    /** How often t-io's heartbeat thread looks for idle connections: they close within this after IDLE_TIMEOUT_MS. */
+    static final int HEARTBEAT_SCAN_MS = 500;
+
     public static void main(String[] args) throws Exception {
         String host, name;
-        int port, timeout;
+        int port, timeout, headTimeout, idleTimeout;
         Store redis, mysql, memcache;
         // Experiment switches (system properties) for the tuning runs; run.sh passes the chosen values.
         int redisPool = Env.prop("javatio.redisPool", 32);
         int mysqlPool = Env.prop("javatio.mysqlPool", 16);
         int memcacheConns = Env.prop("javatio.memcacheConns", 1);
-        int backlog = Env.prop("javatio.backlog", 1024);
+        int backlog = Env.prop("javatio.backlog", 4096);
         PacketHandlerMode mode = PacketHandlerMode.valueOf(System.getProperty("javatio.packetHandlerMode", "QUEUE"));
         try {
             host = Env.str("HOST");
             port = Env.integer("PORT");
             name = Env.str("STACK_NAME");
             timeout = Env.integer("BACKEND_TIMEOUT_MS");
+            headTimeout = Env.integer("HEAD_TIMEOUT_MS");
+            idleTimeout = Env.integer("IDLE_TIMEOUT_MS");
             redis = new RedisStore(Env.str("REDIS_HOST"), Env.integer("REDIS_PORT"), timeout, redisPool);
             mysql = new MysqlStore(Env.str("MYSQL_HOST"), Env.integer("MYSQL_PORT"), Env.str("MYSQL_USER"),
                     Env.str("MYSQL_PASSWORD"), Env.str("MYSQL_DATABASE"), timeout, mysqlPool);
@@ -41,7 +46,7 @@ public final class Main {
         memcache.warm();
 
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "sleep-timer");
+            Thread t = new Thread(r, "timer"); // /sleep and the head timeout
             t.setDaemon(true);
             return t;
         });
@@ -55,16 +60,21 @@ public final class Main {
         // t-io's two pools: "group" runs the AIO completion handlers (read, decode, and in SINGLE_THREAD
         // mode the handler), "tio" runs SendRunnable/CloseRunnable (and the handler in QUEUE mode).
         // Sizes come from t-io's own properties TIO_MAX_POOL_SIZE_FOR_GROUP / TIO_MAX_POOL_SIZE_FOR_TIO.
-        TioServerConfig config = new TioServerConfig(name, handler, new Listener(),
+        TioServerConfig config = new TioServerConfig(name, handler, new Listener(headTimeout, idleTimeout, timer, Threads.getGroupExecutor()),
                 Threads.getTioExecutor(), Threads.getGroupExecutor());
         config.packetHandlerMode = mode;
-        config.setHeartbeatTimeout(20_000); // what t-io's HttpServerStarter sets: idle keep-alive closed after 20 s
+        // t-io's heartbeat: every TioConfig.heartbeatTimeout ms it closes each connection that has neither
+        // received a byte nor sent a packet for its ChannelContext.heartbeatTimeout (= IDLE_TIMEOUT_MS, set in
+        // Listener.onAfterConnected). The global value is only the period of that scan.
+        config.setHeartbeatTimeout(HEARTBEAT_SCAN_MS);
         TioServer server = backlog > 0 ? new BacklogTioServer(config, backlog) : new TioServer(config);
         server.start(host, port);
         System.out.printf("java-tio listening on %s:%d (group threads %d, tio threads %d, mode %s, read buffer %d,"
-                        + " backlog %s, pools redis %d mysql %d memcache %d, backend calls on %s)%n",
+                        + " backlog %s, pools redis %d mysql %d memcache %d, backend calls on %s, head timeout %d ms,"
+                        + " idle timeout %d ms)%n",
                 host, port, Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO, mode,
                 config.getReadBufferSize(), backlog > 0 ? backlog : "t-io default (JDK 50)",
-                redisPool, mysqlPool, memcacheConns, onWorker ? "the t-io worker" : "virtual threads");
+                redisPool, mysqlPool, memcacheConns, onWorker ? "the t-io worker" : "virtual threads", headTimeout,
+                idleTimeout);
     }
 }

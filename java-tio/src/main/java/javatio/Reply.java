@@ -26,6 +26,7 @@ final class Reply extends Packet {
 
     static final class Kinds {
         final Kind text, json, badRequest, notFound, notAllowed, error, unavailable;
+        final Kind requestTimeout, uriTooLong, headerTooLarge;
 
         Kinds(String server) {
             String text = "text/plain; charset=utf-8";
@@ -36,6 +37,19 @@ final class Reply extends Packet {
             this.notAllowed = new Kind(server, "HTTP/1.1 405 Method Not Allowed", text, "Allow: GET, HEAD\r\n");
             this.error = new Kind(server, "HTTP/1.1 500 Internal Server Error", text, "");
             this.unavailable = new Kind(server, "HTTP/1.1 503 Service Unavailable", text, "");
+            this.requestTimeout = new Kind(server, "HTTP/1.1 408 Request Timeout", text, "");
+            this.uriTooLong = new Kind(server, "HTTP/1.1 414 URI Too Long", text, "");
+            this.headerTooLarge = new Kind(server, "HTTP/1.1 431 Request Header Fields Too Large", text, "");
+        }
+
+        /** The answer to a request refused while decoding (Request.refusal): always "Connection: close". */
+        Reply refusal(int status) {
+            return switch (status) {
+                case 408 -> new Reply(requestTimeout, REQUEST_TIMEOUT, true, CONN_CLOSE);
+                case 414 -> new Reply(uriTooLong, URI_TOO_LONG, true, CONN_CLOSE);
+                case 431 -> new Reply(headerTooLarge, HEADER_TOO_LARGE, true, CONN_CLOSE);
+                default -> new Reply(badRequest, BAD_REQUEST, true, CONN_CLOSE);
+            };
         }
     }
 
@@ -46,6 +60,9 @@ final class Reply extends Packet {
     static final byte[] NOT_ALLOWED = ascii("Method Not Allowed");
     static final byte[] ERROR = ascii("Internal Server Error");
     static final byte[] UNAVAILABLE = ascii("Service Unavailable");
+    static final byte[] REQUEST_TIMEOUT = ascii("Request Timeout");
+    static final byte[] URI_TOO_LONG = ascii("URI Too Long");
+    static final byte[] HEADER_TOO_LARGE = ascii("Request Header Fields Too Large");
 
     private static final byte[] DATE = ascii("\r\nDate: ");
     private static final byte[] CRLF = ascii("\r\n");
