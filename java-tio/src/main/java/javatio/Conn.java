@@ -1,6 +1,7 @@
 package javatio;
 
 import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -19,11 +20,14 @@ import org.tio.core.Tio;
  * <p>Backpressure: a reply is owed from the moment its request is decoded until t-io has written it
  * (Listener.onAfterSent). At {@link #PAUSE_AT} owed the connection's next read is held back (Gate); it is
  * issued again once no more than {@link #RESUME_AT} are owed. So a client that pipelines without reading
- * is stopped by TCP flow control instead of filling the heap.
+ * is stopped by TCP flow control instead of filling the heap. The sends of a connection that pipelines
+ * move to virtual threads, so that a write stuck on a client that does not read holds no tio-worker.
  */
 final class Conn {
     static final String KEY = "javatio.conn";
     static final int PAUSE_AT = 256, RESUME_AT = 64;
+    /** Replies owed that make a connection's sends move to virtual threads (a client that pipelines). */
+    static final int PIPELINING = 32;
 
     private static final class Slot {
         Reply reply;
@@ -40,16 +44,18 @@ final class Conn {
     private boolean paused;
     private final ScheduledExecutorService timer;
     private final long headTimeoutMs;
+    private final Executor sendExecutor;
     /** Bytes of an incomplete request are buffered. */
     private boolean partial;
     private ScheduledFuture<?> headTimer;
     private long headSeq;
 
-    Conn(ChannelContext ctx, Gate gate, ScheduledExecutorService timer, long headTimeoutMs) {
+    Conn(ChannelContext ctx, Gate gate, ScheduledExecutorService timer, long headTimeoutMs, Executor sendExecutor) {
         this.ctx = ctx;
         this.gate = gate;
         this.timer = timer;
         this.headTimeoutMs = headTimeoutMs;
+        this.sendExecutor = sendExecutor;
     }
 
     static Conn of(ChannelContext ctx) {
@@ -69,6 +75,13 @@ final class Conn {
             paused = true;
             gate.pause();
             stopHeadTimer(); // not the client's fault: we stopped reading
+        }
+        if (owed == PIPELINING && ctx.sendRunnable.executor != sendExecutor) {
+            // From now on this connection's writes run on virtual threads: t-io's SendRunnable waits for
+            // each write to complete, and one to a client that does not read never does. Switched this
+            // early so that the tio-worker running its sends now finishes them long before the socket
+            // buffers can fill.
+            ctx.sendRunnable.executor = sendExecutor;
         }
     }
 

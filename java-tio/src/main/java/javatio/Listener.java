@@ -12,18 +12,21 @@ import org.tio.server.intf.TioServerListener;
 final class Listener implements TioServerListener {
     private final long headTimeoutMs, idleTimeoutMs;
     private final ScheduledExecutorService timer;
-    private final Executor readExecutor;
+    private final Executor readExecutor, sendExecutor;
 
     /**
      * @param headTimeoutMs HEAD_TIMEOUT_MS (Conn's head timer, on {@code timer})
      * @param idleTimeoutMs IDLE_TIMEOUT_MS, each connection's heartbeat timeout (ChannelContext.heartbeatTimeout)
      * @param readExecutor  where a read held back by backpressure is issued again (t-io's group pool)
+     * @param sendExecutor  where the sends of a connection held back by backpressure run (Conn)
      */
-    Listener(long headTimeoutMs, long idleTimeoutMs, ScheduledExecutorService timer, Executor readExecutor) {
+    Listener(long headTimeoutMs, long idleTimeoutMs, ScheduledExecutorService timer, Executor readExecutor,
+             Executor sendExecutor) {
         this.headTimeoutMs = headTimeoutMs;
         this.idleTimeoutMs = idleTimeoutMs;
         this.timer = timer;
         this.readExecutor = readExecutor;
+        this.sendExecutor = sendExecutor;
     }
 
     /** Runs before t-io issues the connection's first read (AcceptCompletionHandler). */
@@ -31,7 +34,7 @@ final class Listener implements TioServerListener {
     public void onAfterConnected(ChannelContext ctx, boolean isConnected, boolean isReconnect) {
         Gate gate = new Gate(ctx.asynchronousSocketChannel, readExecutor);
         ctx.asynchronousSocketChannel = gate;
-        ctx.setAttribute(Conn.KEY, new Conn(ctx, gate, timer, headTimeoutMs));
+        ctx.setAttribute(Conn.KEY, new Conn(ctx, gate, timer, headTimeoutMs, sendExecutor));
         ctx.heartbeatTimeout = idleTimeoutMs;
     }
 

@@ -2,18 +2,22 @@ package javatio;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import org.tio.core.PacketHandlerMode;
 import org.tio.server.TioServer;
 import org.tio.server.TioServerConfig;
 import org.tio.utils.Threads;
+import org.tio.utils.thread.pool.SynThreadPoolExecutor;
 
 public final class Main {
     private Main() {}
 
     /** How often t-io's heartbeat thread looks for idle connections: they close within this after IDLE_TIMEOUT_MS. */
     static final int HEARTBEAT_SCAN_MS = 500;
+    /** Virtual threads for the sends of connections held back by backpressure: at most one each. */
+    static final int SEND_THREADS = 16384;
 
     public static void main(String[] args) throws Exception {
         String host, name;
@@ -60,8 +64,15 @@ public final class Main {
         // t-io's two pools: "group" runs the AIO completion handlers (read, decode, and in SINGLE_THREAD
         // mode the handler), "tio" runs SendRunnable/CloseRunnable (and the handler in QUEUE mode).
         // Sizes come from t-io's own properties TIO_MAX_POOL_SIZE_FOR_GROUP / TIO_MAX_POOL_SIZE_FOR_TIO.
-        TioServerConfig config = new TioServerConfig(name, handler, new Listener(headTimeout, idleTimeout, timer, Threads.getGroupExecutor()),
-                Threads.getTioExecutor(), Threads.getGroupExecutor());
+        // The sends of a client that stopped reading (Conn, backpressure): t-io's own SynThreadPoolExecutor
+        // (it keeps each connection's SendRunnable to one thread at a time), with virtual threads, so that
+        // a write that never completes parks a virtual thread instead of holding a tio-worker.
+        SynThreadPoolExecutor sendExecutor = new SynThreadPoolExecutor(SEND_THREADS, SEND_THREADS, 10,
+                new LinkedBlockingQueue<>(), Thread.ofVirtual().name("tio-send-", 0).factory(), "tio-send");
+        sendExecutor.allowCoreThreadTimeOut(true);
+        Listener listener = new Listener(headTimeout, idleTimeout, timer, Threads.getGroupExecutor(), sendExecutor);
+        TioServerConfig config = new TioServerConfig(name, handler, listener, Threads.getTioExecutor(),
+                Threads.getGroupExecutor());
         config.packetHandlerMode = mode;
         // t-io's heartbeat: every TioConfig.heartbeatTimeout ms it closes each connection that has neither
         // received a byte nor sent a packet for its ChannelContext.heartbeatTimeout (= IDLE_TIMEOUT_MS, set in
