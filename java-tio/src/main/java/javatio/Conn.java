@@ -35,6 +35,9 @@ final class Conn {
 
     private final ChannelContext ctx;
     private final Gate gate;
+    private final ScheduledExecutorService timer;
+    private final long headTimeoutMs;
+    private final Executor sendExecutor;
     private final ArrayDeque<Slot> waiting = new ArrayDeque<>();
     /** No more requests are decoded: a request asked to close, was refused, or has a body left unread. */
     volatile boolean done;
@@ -42,9 +45,6 @@ final class Conn {
     volatile boolean closing;
     private int owed;
     private boolean paused;
-    private final ScheduledExecutorService timer;
-    private final long headTimeoutMs;
-    private final Executor sendExecutor;
     /** Bytes of an incomplete request are buffered. */
     private boolean partial;
     private ScheduledFuture<?> headTimer;
