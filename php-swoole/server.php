@@ -672,8 +672,8 @@ $server->set([
 $app = null;
 $server->on('workerStart', static function (Server $server, int $workerId) use (&$app, $config) {
     $app = new App($server, $config);
-    // The head-timeout sweep: every 250 ms, or an eighth of HEAD_TIMEOUT_MS when that is shorter.
-    Swoole\Timer::tick((int) max(20, min(250, HEAD_TIMEOUT * 1000 / 8)), static fn() => $app->sweepHeads());
+    // The head-timeout sweep: every eighth of HEAD_TIMEOUT_MS, at most every 500 ms (README).
+    Swoole\Timer::tick((int) max(20, min(500, HEAD_TIMEOUT * 1000 / 8)), static fn() => $app->sweepHeads());
     $app->warm();
 });
 $server->on('request', static function (Request $req, Response $res) use (&$app) {
