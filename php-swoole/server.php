@@ -468,7 +468,10 @@ final class App
             return 0;
         }
         $line = strpos($data, "\r\n");
-        if ($line === false || $line > MAX_REQUEST_LINE) {
+        if ($line === false) {
+            return 0; // Swoole dispatches only complete heads: not reached
+        }
+        if ($line > MAX_REQUEST_LINE) {
             return 414;
         }
         $head = strpos($data, "\r\n\r\n", $line);
@@ -584,7 +587,7 @@ final class App
     // ---- head timeout: Swoole has none (README, "Protocol hygiene")
 
     /**
-     * Runs every HEAD_SWEEP seconds in each worker. A connection holds part of a request when
+     * Runs on a timer in each worker (workerStart). A connection holds part of a request when
      * Swoole received bytes on it after the last request it dispatched (getClientInfo():
      * last_recv_time > last_dispatch_time, or since onConnect for a new one). Counted from the
      * first sweep that sees it so (the latest the first byte can have come), such a connection
