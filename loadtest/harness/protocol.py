@@ -90,7 +90,8 @@ def long_line(length: int) -> bytes:
 def exchange(target: Target, data: bytes, methods: list[str] | None = None, limits: Limits = LIMITS,
              timeout: float = 5.0) -> Outcome:
     """Write `data` (from a thread: a server that stops reading must not block us), then read every
-    response until the server closes, or it sends nothing more for close_within after the expected ones."""
+    response until the server closes, or it sends nothing more for a while after the expected ones
+    (`settle` after a 2xx, `close_within` after anything else)."""
     methods = methods or ["GET"]
     sock = socket.create_connection((target.host, target.port), timeout=timeout)
     parser = h11.Connection(h11.CLIENT)
@@ -213,7 +214,7 @@ def refused(status: int, outcome: Outcome) -> list[str]:
         problems.append(f"answered {len(outcome.responses) - 1} more request(s) after the refusal "
                         f"({', '.join(str(r.status) for r in outcome.responses[1:])})")
     if not outcome.closed:
-        problems.append(f"connection still open {LIMITS.close_within:.0f}s after the {first.status}")
+        problems.append(f"connection left open after the {first.status}")
     return problems
 
 
@@ -427,6 +428,28 @@ def check_head_timeout(target: Target, limits: Limits = LIMITS) -> list[Check]:
     return [Check(f"head timeout ({limits.trickle_clients} clients trickling a head)", not problems, detail)]
 
 
+def _close_times(socks: dict[str, socket.socket], since: float, until: float) -> dict[str, float]:
+    """When (seconds after `since`) each socket was closed by the server, watching until `until`."""
+    sel = selectors.DefaultSelector()
+    for name, s in socks.items():
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, name)
+    closed: dict[str, float] = {}
+    while len(closed) < len(socks) and time.monotonic() < until:
+        for key, _ in sel.select(timeout=max(0.0, until - time.monotonic())):
+            try:
+                more = key.fileobj.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                more = b""
+            if not more:
+                closed[key.data] = time.monotonic() - since
+                sel.unregister(key.fileobj)
+    sel.close()
+    return closed
+
+
 def check_idle_timeout(target: Target, limits: Limits = LIMITS) -> list[Check]:
     """A kept-alive connection is closed after IDLE_TIMEOUT_MS of silence, not sooner; a new
     connection that sends nothing is closed after at most the longer of the two timeouts."""
@@ -435,26 +458,35 @@ def check_idle_timeout(target: Target, limits: Limits = LIMITS) -> list[Check]:
     kept = target.connect()
     silent = socket.create_connection((target.host, target.port), timeout=5)
     try:
+        silent_since = time.monotonic()
         resp = kept.request("GET", "/hello")
         if resp.status != 200:
             problems.append(f"GET /hello answered {resp.status}")
-        opened = time.monotonic()
-        early = idle * limits.idle_not_before
-        if closes(kept.sock, early):
-            problems.append(f"the kept-alive connection was closed after {time.monotonic() - opened:.1f}s of "
-                            f"silence, before {early:.1f}s (IDLE_TIMEOUT_MS {idle * 1000:.0f})")
-        elif not closes(kept.sock, idle + limits.close_within - (time.monotonic() - opened)):
-            problems.append(f"the kept-alive connection was still open after {idle + limits.close_within:.1f}s of "
-                            f"silence (IDLE_TIMEOUT_MS {idle * 1000:.0f})")
-        left = max(idle, head) + limits.close_within - (time.monotonic() - opened)
-        if not closes(silent, max(left, 0.01)):
-            problems.append(f"a new connection that sent nothing was still open after "
-                            f"{max(idle, head) + limits.close_within:.1f}s")
+        since = time.monotonic()
+        closed = _close_times({"kept": kept.sock, "silent": silent}, since,
+                              since + max(idle, head) + limits.close_within)
     finally:
         kept.close()
         silent.close()
-    return [Check("idle timeout (kept-alive and new silent connections)", not problems,
-                  "; ".join(problems) or f"closed after about {idle:.0f}s of silence, not before {idle * limits.idle_not_before:.0f}s")]
+    kept_at = closed.get("kept")
+    if kept_at is None:
+        problems.append(f"the kept-alive connection was still open after {idle + limits.close_within:.1f}s of "
+                        f"silence (IDLE_TIMEOUT_MS {idle * 1000:.0f})")
+    elif kept_at < idle * limits.idle_not_before:
+        problems.append(f"the kept-alive connection was closed after {kept_at:.1f}s of silence, before "
+                        f"{idle * limits.idle_not_before:.1f}s (IDLE_TIMEOUT_MS {idle * 1000:.0f})")
+    elif kept_at > idle + limits.close_within:
+        problems.append(f"the kept-alive connection was closed only after {kept_at:.1f}s of silence "
+                        f"(IDLE_TIMEOUT_MS {idle * 1000:.0f})")
+    silent_at = closed.get("silent")
+    silent_at = None if silent_at is None else silent_at + since - silent_since
+    if silent_at is None:
+        problems.append(f"a new connection that sent nothing was still open after "
+                        f"{max(idle, head) + limits.close_within:.1f}s")
+    detail = "; ".join(problems) or (f"kept-alive connection closed after {kept_at:.1f}s of silence, a silent new "
+                                     f"one after {silent_at:.1f}s (IDLE_TIMEOUT_MS {idle * 1000:.0f}, "
+                                     f"HEAD_TIMEOUT_MS {head * 1000:.0f})")
+    return [Check("idle timeout (kept-alive and new silent connections)", not problems, detail)]
 
 
 # ---------------------------------------------------------------- bounded work per client
