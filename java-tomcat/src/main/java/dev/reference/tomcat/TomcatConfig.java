@@ -18,8 +18,9 @@ class TomcatConfig {
     WebServerFactoryCustomizer<TomcatServletWebServerFactory> contractTomcat() {
         return factory -> {
             // The NIO connector with connectionTimeout (HEAD_TIMEOUT_MS) bounding the whole request
-            // head from its first byte, not only the silence between two reads (HeadDeadlineProtocol).
-            factory.setProtocol(HeadDeadlineProtocol.class.getName());
+            // head from its first byte, not only the silence between two reads, and keepAliveTimeout
+            // (IDLE_TIMEOUT_MS) as the write timeout instead of connectionTimeout (ContractTimeoutsProtocol).
+            factory.setProtocol(ContractTimeoutsProtocol.class.getName());
             factory.addContextValves(new ContentTypeValve());
             // TRACE is refused by the connector by default, before routing, with a bare 405 and
             // Tomcat's own Allow list. Let it through to Spring MVC (spring.mvc.dispatch-trace-request)
