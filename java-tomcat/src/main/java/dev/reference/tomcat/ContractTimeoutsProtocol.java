@@ -54,9 +54,10 @@ public class ContractTimeoutsProtocol extends Http11NioProtocol {
             socketWrapper.setWriteTimeout(protocol.getKeepAliveTimeout());
             SocketState state = super.service(socketWrapper);
             int headTimeout = protocol.getConnectionTimeout();
-            if (state == SocketState.LONG && !isAsync() && !isUpgrade() && headTimeout > 0) {
+            long started = request.getStartTimeNanos(); // -1 (Tomcat's "not started") until a first byte
+            if (state == SocketState.LONG && !isAsync() && !isUpgrade() && headTimeout > 0 && started != -1) {
                 // Waiting for the rest of a head whose first byte came at the request's start time.
-                long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - request.getStartTimeNanos());
+                long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
                 long left = headTimeout - elapsed;
                 if (left <= 0) {
                     return SocketState.CLOSED;
