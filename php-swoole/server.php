@@ -59,8 +59,9 @@ foreach (['HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS'] as $name) {
     }
 }
 define('HEAD_TIMEOUT', ((int) $config['HEAD_TIMEOUT_MS']) / 1000);
-// Swoole's heartbeat counts whole seconds: rounded up, so that an idle connection is never closed sooner.
-define('IDLE_TIMEOUT_S', (int) ceil(((int) $config['IDLE_TIMEOUT_MS']) / 1000));
+define('IDLE_TIMEOUT', ((int) $config['IDLE_TIMEOUT_MS']) / 1000);
+// How often App::sweep() looks at the connections: an eighth of the shorter limit, at most 500 ms.
+define('SWEEP_MS', (int) max(20, min(500, min(HEAD_TIMEOUT, IDLE_TIMEOUT) * 1000 / 8)));
 // mysqlnd only knows whole seconds; the request deadline itself is enforced by Deadline::run().
 ini_set('mysqlnd.net_read_timeout', (string) max(1, (int) ceil(TIMEOUT)));
 
@@ -312,7 +313,11 @@ final class App
     private array $outFull = [];
     /** @var array<int, true> connections with a Server::pause() scheduled for the end of this loop turn */
     private array $pausing = [];
-    /** @var array<int, float> per connection: when it was accepted (onConnect) */
+    /**
+     * @var array<int, float> this worker's connections (onConnect to onClose) and when each was
+     * accepted. Kept here because Swoole's own connection iterator (and its heartbeat, which walks
+     * the same range) misses connections in SWOOLE_BASE with several workers (README).
+     */
     private array $connectedAt = [];
     /** @var array<int, float> connections with part of a request received: when that was first seen */
     private array $headSince = [];
@@ -584,28 +589,41 @@ final class App
         unset($this->outFull[$fd], $this->connectedAt[$fd], $this->headSince[$fd]);
     }
 
-    // ---- head timeout: Swoole has none (README, "Protocol hygiene")
+    // ---- head and idle timeouts (README, "Protocol hygiene")
 
     /**
-     * Runs on a timer in each worker (workerStart). A connection holds part of a request when
-     * Swoole received bytes on it after the last request it dispatched (getClientInfo():
-     * last_recv_time > last_dispatch_time, or since onConnect for a new one). Counted from the
-     * first sweep that sees it so (the latest the first byte can have come), such a connection
-     * gets 408 and is closed after HEAD_TIMEOUT, however slowly the bytes keep coming. A
-     * connection with a request in flight or unsent output is not waiting for a head.
+     * Runs every SWEEP_MS in each worker, over this worker's connections, with what Swoole knows
+     * of each (getClientInfo()).
+     *
+     * Head: a connection holds part of a request when Swoole received bytes on it after the last
+     * request it dispatched (last_recv_time > last_dispatch_time, or after onConnect on a new one)
+     * and has no request in flight and no unsent output. Counted from the first sweep that sees it
+     * so (the latest its first byte can have come), it gets 408 and is closed after HEAD_TIMEOUT,
+     * however slowly the bytes keep coming. Swoole has no such timeout.
+     *
+     * Idle: a connection with no request in flight that has neither received a byte nor sent an
+     * answer for IDLE_TIMEOUT is closed. (Swoole's heartbeat would count received bytes only, and
+     * misses connections in SWOOLE_BASE with several workers.)
      */
-    public function sweepHeads(): void
+    public function sweep(): void
     {
         $now = microtime(true);
-        foreach ($this->server->connections as $fd) {
+        foreach ($this->connectedAt as $fd => $at) {
             $info = $this->server->getClientInfo($fd);
             if ($info === false) {
+                unset($this->connectedAt[$fd], $this->headSince[$fd]);
                 continue;
             }
-            $since = $info['last_dispatch_time'] > 0 ? $info['last_dispatch_time'] : ($this->connectedAt[$fd] ?? INF);
-            if ($info['last_recv_time'] <= $since || isset($this->inflight[$fd]) || $info['send_queued_bytes'] > 0
-                || isset($this->outFull[$fd])) {
+            if (isset($this->inflight[$fd])) {
                 unset($this->headSince[$fd]);
+                continue;
+            }
+            $since = $info['last_dispatch_time'] > 0 ? $info['last_dispatch_time'] : $at;
+            if ($info['last_recv_time'] <= $since || $info['send_queued_bytes'] > 0 || isset($this->outFull[$fd])) {
+                unset($this->headSince[$fd]);
+                if ($now - max($info['last_recv_time'], $info['last_send_time']) >= IDLE_TIMEOUT) {
+                    $this->server->close($fd);
+                }
                 continue;
             }
             $first = $this->headSince[$fd] ??= $info['last_recv_time'];
@@ -664,10 +682,7 @@ $server->set([
     'http_parse_files' => false,
     'log_level' => SWOOLE_LOG_WARNING,
     'max_wait_time' => 1,
-    // Protocol hygiene (README): a connection silent for IDLE_TIMEOUT_MS (rounded up to whole
-    // seconds) is closed, checked every second; no reads from a client whose answers back up.
-    'heartbeat_check_interval' => 1,
-    'heartbeat_idle_time' => IDLE_TIMEOUT_S,
+    // Protocol hygiene (README): no reads from a client whose answers back up (onBufferFull).
     'buffer_high_watermark' => 64 * 1024,
     'buffer_low_watermark' => 0,
 ]);
@@ -675,8 +690,8 @@ $server->set([
 $app = null;
 $server->on('workerStart', static function (Server $server, int $workerId) use (&$app, $config) {
     $app = new App($server, $config);
-    // The head-timeout sweep: every eighth of HEAD_TIMEOUT_MS, at most every 500 ms (README).
-    Swoole\Timer::tick((int) max(20, min(500, HEAD_TIMEOUT * 1000 / 8)), static fn() => $app->sweepHeads());
+    // Head and idle timeouts (README, "Protocol hygiene").
+    Swoole\Timer::tick(SWEEP_MS, static fn() => $app->sweep());
     $app->warm();
 });
 $server->on('request', static function (Request $req, Response $res) use (&$app) {
