@@ -8,7 +8,7 @@ const REQUIRED = [
   'REDIS_HOST', 'REDIS_PORT',
   'MYSQL_HOST', 'MYSQL_PORT', 'MYSQL_USER', 'MYSQL_PASSWORD', 'MYSQL_DATABASE',
   'MEMCACHE_HOST', 'MEMCACHE_PORT',
-  'BACKEND_TIMEOUT_MS',
+  'BACKEND_TIMEOUT_MS', 'HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS',
 ];
 
 export class ConfigError extends Error {}
@@ -28,6 +28,10 @@ export function loadConfig(env = process.env) {
   }
   const timeoutMs = integer(env, 'BACKEND_TIMEOUT_MS', 1, 600_000);
   return {
+    // Protocol hygiene (CONTRACT.md): how long a request head may take from its first byte, and
+    // how long a kept-alive connection may stay silent.
+    headTimeoutMs: integer(env, 'HEAD_TIMEOUT_MS', 1, 3_600_000),
+    idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 1, 3_600_000),
     host: env.HOST,
     port: integer(env, 'PORT', 1, 65535),
     // Not part of the contract: an optional override of one worker per usable core.

@@ -9,6 +9,10 @@ const REASONS = {
   400: 'Bad Request',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  413: 'Content Too Large',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -36,6 +40,20 @@ export function json(res, body) {
 
 export function error(res, status, extraHeaders) {
   send(res, status, TEXT, REASONS[status], extraHeaders);
+}
+
+// The bytes of a refusal written straight to the socket from the server's `clientError` event,
+// where Node has no ServerResponse: the same status line, headers and body a ServerResponse would
+// carry, and `Connection: close`. toUTCString() is IMF-fixdate.
+export function refusal(status) {
+  const body = REASONS[status];
+  return `HTTP/1.1 ${status} ${body}\r\n` +
+    `Content-Type: ${TEXT}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Date: ${new Date().toUTCString()}\r\n` +
+    `Server: ${SERVER}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body;
 }
 
 // One to nine decimal digits, no leading zero.

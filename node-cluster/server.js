@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createMemcache } from './memcache.js';
 import { createMysql } from './mysql.js';
 import { createRedis } from './redis.js';
+import { MAX_REQUEST_LINE, onClientError, requestLineLength, serverOptions } from './protocol.js';
 import { error, greetingJson, json, parseId, text } from './respond.js';
 
 const STOP_GRACE_MS = 1500; // the harness expects a stop in under 2 s
@@ -123,9 +124,11 @@ function runWorker() {
     ['/memcache', greeting(backends.memcache)],
   ]);
 
-  // Routing order: path (exact, case-sensitive) → method → parameters → backend.
+  // Routing order: path (exact, case-sensitive) → method → parameters → backend. Before that, a
+  // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
   async function onRequest(req, res) {
     if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
+    if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
     try {
       const q = req.url.indexOf('?');
       const handler = routes.get(q === -1 ? req.url : req.url.slice(0, q));
@@ -139,11 +142,10 @@ function runWorker() {
     }
   }
 
-  // Tuning: see README.md, "Tuning", for why and what was measured.
-  const server = http.createServer(onRequest);
-  server.keepAliveTimeout = 30_000; // an idle keep-alive connection is kept 30 s
-  server.headersTimeout = 10_000; // a client gets 10 s to send a request's headers
-  server.requestTimeout = 30_000; // and 30 s for the whole request
+  // Tuning: see README.md, "Tuning", for why and what was measured. The size and time limits
+  // (HEAD_TIMEOUT_MS, IDLE_TIMEOUT_MS) and the answer to a refused request are in protocol.js.
+  const server = http.createServer(serverOptions(config), onRequest);
+  server.on('clientError', onClientError);
   server.maxRequestsPerSocket = 0; // never make a keep-alive client reconnect
   server.on('error', (err) => {
     console.error(`node-cluster: cannot listen on ${config.host}:${config.port}: ${err.message}`);

@@ -3,14 +3,16 @@
 # into $RUN_DIR; stops both on SIGTERM/SIGINT (and the other one when either exits).
 set -euo pipefail
 
-for v in HOST PORT RUN_DIR BACKEND_TIMEOUT_MS REDIS_HOST REDIS_PORT MYSQL_HOST MYSQL_PORT MYSQL_USER \
-         MYSQL_PASSWORD MYSQL_DATABASE MEMCACHE_HOST MEMCACHE_PORT; do
+for v in HOST PORT RUN_DIR BACKEND_TIMEOUT_MS HEAD_TIMEOUT_MS IDLE_TIMEOUT_MS REDIS_HOST REDIS_PORT \
+         MYSQL_HOST MYSQL_PORT MYSQL_USER MYSQL_PASSWORD MYSQL_DATABASE MEMCACHE_HOST MEMCACHE_PORT; do
     if [[ -z "${!v:-}" ]]; then
         echo "php-fpm: missing environment variable $v" >&2
         exit 2
     fi
 done
-[[ "$BACKEND_TIMEOUT_MS" =~ ^[1-9][0-9]*$ ]] || { echo "php-fpm: BACKEND_TIMEOUT_MS must be a positive integer" >&2; exit 2; }
+for v in BACKEND_TIMEOUT_MS HEAD_TIMEOUT_MS IDLE_TIMEOUT_MS; do
+    [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "php-fpm: $v must be a positive integer (milliseconds)" >&2; exit 2; }
+done
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 app="$here/app"
@@ -40,8 +42,9 @@ case "$sched" in
     *) echo "php-fpm: SCHED_POLICY must be batch or other" >&2; exit 2 ;;
 esac
 
-# Descriptors: nginx holds a client socket and an upstream socket per request. Raise the soft
-# limit to the hard one (capped at 65536); nginx gets the same through worker_rlimit_nofile.
+# Descriptors: nginx holds a socket per client connection (10,000 idle keep-alive ones must fit)
+# and one more per request in flight to PHP-FPM. Raise the soft limit to the hard one (capped at
+# 65536); nginx gets the same through worker_rlimit_nofile, and as many worker_connections.
 nofile="$(ulimit -Hn)"
 [[ "$nofile" == unlimited || "$nofile" -gt 65536 ]] && nofile=65536
 ulimit -n "$nofile"
@@ -69,7 +72,8 @@ render() { # render <template> <output>: replace the @NAME@ placeholders
     text="${text//@JIT@/$jit}"
     text="${text//@JIT_BUFFER@/$jit_buffer}"
     text="${text//@NOFILE@/$nofile}"
-    text="${text//@CONNECTIONS@/$(( nofile / 2 ))}"
+    text="${text//@HEAD_TIMEOUT_MS@/$HEAD_TIMEOUT_MS}"
+    text="${text//@IDLE_TIMEOUT_MS@/$IDLE_TIMEOUT_MS}"
     text="${text//@USER@/${3:-}}"
     text="${text//@LISTEN_OWNER@/$listen_owner}"
     text="${text//@PRELOAD_USER@/$preload_user}"
@@ -77,6 +81,7 @@ render() { # render <template> <output>: replace the @NAME@ placeholders
 }
 render "$here/conf/nginx.conf" "$run_dir/nginx.conf" "$user_nginx"
 render "$here/conf/fastcgi_params.conf" "$run_dir/fastcgi_params.conf"
+render "$here/conf/refusals.conf" "$run_dir/refusals.conf"
 render "$here/conf/php-fpm.conf" "$run_dir/php-fpm.conf" "$user_fpm"
 render "$here/conf/php.ini" "$run_dir/php.ini"
 

@@ -4,6 +4,7 @@ The manifest says what the stack is, what it needs, how to build it and how to r
 foreground. See README.md ("Adding a stack") for the fields.
 """
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -63,9 +64,10 @@ class Stack:
         d.mkdir(parents=True, exist_ok=True)
         return d
 
-    def env(self) -> dict[str, str]:
+    def env(self, overrides: dict[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
         env.update(settings())
+        env.update(overrides or {})
         env.update(PORT=str(self.port), STACK_NAME=self.name, RUN_DIR=str(self.run_dir))
         env.update(toolchains.environment(self.toolchain))
         return env
@@ -139,6 +141,15 @@ def select(name: str | None) -> list[Stack]:
     if missing:
         raise StackError(f"no such stack: {', '.join(missing)} (found: {', '.join(by_name) or 'none'})")
     return [by_name[n] for n in wanted]
+
+
+def raise_nofile(wanted: int) -> int:
+    """Raise this process's soft descriptor limit towards the hard one; the stacks it starts inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard == resource.RLIM_INFINITY else min(hard, max(wanted, soft))
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def _log(stack: Stack, what: str):
@@ -222,12 +233,13 @@ class Running:
         self.stop()
 
 
-def start(stack: Stack) -> Running:
+def start(stack: Stack, env: dict[str, str] | None = None) -> Running:
+    """Start the stack's run command; `env` overrides settings (the verifier's short time limits)."""
     if _listening(stack.host, stack.port):
         raise StackError(f"{stack.name}: port {stack.port} is already in use; stop whatever listens there")
     log = _log(stack, "run")
     out = open(log, "w")
-    proc = subprocess.Popen(["bash", "-c", stack.run], cwd=stack.dir, env=stack.env(), stdout=out,
+    proc = subprocess.Popen(["bash", "-c", stack.run], cwd=stack.dir, env=stack.env(env), stdout=out,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     out.close()
     running = Running(stack, proc, log)

@@ -8,20 +8,19 @@ import concurrent.futures
 import datetime
 import email.utils
 import json
-import re
 import secrets
 import sys
 import textwrap
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
-from . import backends, contract, services, stacks
-from .config import RUN_DIR, SERVICES, backend_timeout_s, external_services
-from .http_client import Connection, HttpError, Response, ResponseTimeout, fetch
+from . import backends, contract, procstats, protocol, services, stacks
+from .checking import (IMF_FIXDATE, Check, Target, byte_diff, case_problems, differences,  # noqa: F401
+                       show_bytes, summarize)
+from .config import RUN_DIR, SERVICES, backend_timeout_s
+from .http_client import HttpError, ResponseTimeout
 
-IMF_FIXDATE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                         r"\d{4} \d\d:\d\d:\d\d GMT$")
 # How long past BACKEND_TIMEOUT_MS a 503 may take: scheduling on a busy 2-core box, not a budget for the stack.
 DEADLINE_SLACK = 0.75
 RECOVERY_WITHIN = 2.0
@@ -31,95 +30,6 @@ SLEEP_SAMPLES = 20
 SLEEP_MIN_MS = 9.0
 SLEEP_MEDIAN_MS = 10.0
 MAY_CLOSE = {400, 500, 503}  # statuses after which a server may end a kept-alive connection (CONTRACT.md)
-
-
-@dataclass
-class Check:
-    name: str
-    ok: bool
-    detail: str = ""
-    skipped: bool = False
-    stopped_answering: bool = False  # the server answered nothing more, not even GET /hello on a new connection
-
-    @property
-    def label(self) -> str:
-        return "SKIP" if self.skipped else "PASS" if self.ok else "FAIL"
-
-
-@dataclass
-class Target:
-    """The stack under test, as the checks see it."""
-    name: str
-    host: str
-    port: int
-    services: set = field(default_factory=lambda: set(SERVICES) - external_services())
-
-    def connect(self, timeout: float = 5.0) -> Connection:
-        return Connection(self.host, self.port, timeout)
-
-    def fetch(self, method: str, target: str, timeout: float = 5.0) -> Response:
-        return fetch(self.host, self.port, method, target, timeout)
-
-
-# ---------------------------------------------------------------- comparing responses
-
-def show_bytes(data: bytes, limit: int = 160) -> str:
-    text = repr(data[:limit])[2:-1]
-    return text + (f"… ({len(data)} bytes)" if len(data) > limit else "")
-
-
-def byte_diff(expected: bytes, actual: bytes) -> str:
-    at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
-    lo = max(0, at - 24)
-    return (f"bodies differ at byte {at} (expected {len(expected)} bytes, got {len(actual)}):\n"
-            f"      expected …{show_bytes(expected[lo:at + 40])}\n"
-            f"      actual   …{show_bytes(actual[lo:at + 40])}")
-
-
-def differences(expected: dict, resp: Response) -> list[str]:
-    """Why a response differs from a golden normalized response (empty when equal)."""
-    got = resp.normalized()
-    out = []
-    if got["status"] != expected["status"]:
-        out.append(f"status {got['status']}, expected {expected['status']}")
-    want_h, got_h = expected["headers"], got["headers"]
-    for name in sorted(set(want_h) | set(got_h)):
-        if name not in got_h:
-            out.append(f"header {name} missing (expected {want_h[name]!r})")
-        elif name not in want_h:
-            out.append(f"header {name}: {got_h[name]!r} is not allowed")
-        elif want_h[name] != got_h[name]:
-            out.append(f"header {name}: {got_h[name]!r}, expected {want_h[name]!r}")
-    if got["body"] != expected["body"]:
-        out.append(byte_diff(expected["body"], got["body"]))
-    return out
-
-
-def header_problems(target: Target, resp: Response) -> list[str]:
-    """The headers that are checked apart from the golden set."""
-    out = []
-    for name in ("date", "server", "content-length", "content-type"):
-        count = sum(1 for n, _ in resp.headers if n == name)
-        if count != 1:
-            out.append(f"{count} {name} headers, expected exactly 1")
-    server = resp.header("server")
-    if server is not None and server != target.name:
-        out.append(f"Server {server!r}, expected {target.name!r}")
-    date = resp.header("date")
-    if date is not None and not IMF_FIXDATE.match(date):
-        out.append(f"Date {date!r} is not IMF-fixdate")
-    return out
-
-
-def case_problems(target: Target, case: contract.Case, resp: Response) -> list[str]:
-    return differences(case.golden(), resp) + header_problems(target, resp)
-
-
-def _summarize(failures: list[str], total: int, what: str) -> Check:
-    if failures:
-        shown = "\n".join(failures[:12]) + (f"\n  … and {len(failures) - 12} more" if len(failures) > 12 else "")
-        return Check(what, False, f"{len(failures)} of {total} failed:\n{shown}")
-    return Check(what, True, f"{total} checked")
 
 
 # ---------------------------------------------------------------- backend counters
@@ -222,8 +132,8 @@ def check_cases(target: Target) -> list[Check]:
     finally:
         conn.close()
         counters.close()
-    checks = [_summarize(failures, len(cases), "golden responses"),
-              _summarize(read_failures, len(cases), "backend reads (one per data request, none for errors)")]
+    checks = [summarize(failures, len(cases), "golden responses"),
+              summarize(read_failures, len(cases), "backend reads (one per data request, none for errors)")]
     if closed_by_server:
         checks[0].detail += f" ({closed_by_server} reconnects: the server closed a kept-alive connection)"
     for c in checks:
@@ -340,7 +250,7 @@ def check_pipelining(target: Target) -> list[Check]:
             failures.append(f"  requests written at once ({shown}): {str(e) or type(e).__name__}")
         if failures:
             break
-    return [_summarize(failures, total, "pipelining (answered in order)")]
+    return [summarize(failures, total, "pipelining (answered in order)")]
 
 
 def check_http10(target: Target) -> list[Check]:
@@ -413,7 +323,7 @@ def check_concurrency(target: Target) -> list[Check]:
 
     with concurrent.futures.ThreadPoolExecutor(64) as pool:
         failures = [f for f in pool.map(one, work) if f]
-    return [_summarize(failures, len(work) * 3, "concurrent requests (64 connections)")]
+    return [summarize(failures, len(work) * 3, "concurrent requests (64 connections)")]
 
 
 def _expect_503(target: Target, name: str, first_id: int) -> list[str]:
@@ -502,7 +412,7 @@ def check_outages(target: Target, names=SERVICES, modes=("stopped", "frozen")) -
 
 
 CHECKS = [check_cases, check_no_caching, check_date, check_keep_alive, check_pipelining, check_http10,
-          check_connection_close, check_sleep_waits, check_concurrency, check_outages]
+          check_connection_close, check_sleep_waits, check_concurrency, *protocol.CHECKS, check_outages]
 
 
 def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:
@@ -541,8 +451,14 @@ def verify_stack(stack: stacks.Stack, build_first: bool = True) -> tuple[bool, l
             stacks.build(stack)
         for name in SERVICES:
             backends.seed(name)  # undo whatever an interrupted run may have left tampered
-        with stacks.start(stack) as running:
-            results = run_checks(Target(stack.name, stack.host, stack.port))
+        # Short time limits, so that the protocol checks' waits take seconds; descriptors enough
+        # for the many-connections check, inherited by the stack.
+        limits = protocol.LIMITS
+        stacks.raise_nofile(limits.idle_connections * 2)
+        with stacks.start(stack, env=limits.stack_env()) as running:
+            target = Target(stack.name, stack.host, stack.port, head_timeout_s=limits.head_timeout_ms / 1000,
+                            idle_timeout_s=limits.idle_timeout_ms / 1000, pids=lambda: procstats.tree(running.pid))
+            results = run_checks(target)
             if any(c.stopped_answering for c in results) and (dump := running.stall_dump()):
                 print("  what the server is doing (stall_dump):\n" + textwrap.indent(dump, "  | "))
             if not all(c.ok or c.skipped for c in results):

@@ -31,11 +31,8 @@ NOFILE_WANTED = 1 << 20
 
 def raise_nofile() -> dict:
     """Enough descriptors for 1024 connections on each side plus backend pools; children inherit it."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = hard if hard == resource.RLIM_INFINITY else min(hard, NOFILE_WANTED)
-    if soft < target:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return {"nofile_soft": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "nofile_hard": hard,
+    soft = stacks.raise_nofile(NOFILE_WANTED)
+    return {"nofile_soft": soft, "nofile_hard": resource.getrlimit(resource.RLIMIT_NOFILE)[1],
             "somaxconn": machine.somaxconn()}
 
 

@@ -2,10 +2,10 @@ package bench.voovan;
 
 import org.voovan.http.server.HttpRequest;
 import org.voovan.http.server.HttpResponse;
-import org.voovan.http.server.WebServerHandler;
 import org.voovan.http.server.context.WebContext;
 import org.voovan.network.IoSession;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,8 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (Order): while an earlier answer is still outstanding, later ones are parked and written behind it.
  */
 final class Exchange {
-    private static final String ORDER = "bench.order";
-
+    final Conn conn;
     final IoSession session;
     final HttpResponse resp;
     final boolean head;
@@ -32,53 +31,28 @@ final class Exchange {
 
     private Exchange(HttpRequest req, HttpResponse resp) {
         this.session = req.getSocketSession();
+        this.conn = Conn.of(session);
         this.resp = resp;
         this.head = "HEAD".equals(req.protocol().getMethod());
-        boolean http11 = "1.1".equals(req.protocol().getVersion());
-        String connection = req.header().get("Connection");
-        if (http11) {
-            keepAlive = connection == null || !hasToken(connection, "close");
-        } else {
-            keepAlive = connection != null && hasToken(connection, "keep-alive");
-        }
-        this.http10KeepAlive = !http11 && keepAlive;
-        Order o = (Order) session.getAttribute(ORDER);
-        if (o == null) {
-            o = new Order();
-            session.setAttribute(ORDER, o);
-        }
-        this.order = o;
+        // HeadGuard read this request's head just before Voovan parsed it: version, Connection, body
+        this.keepAlive = !conn.reqCloses;
+        this.http10KeepAlive = !conn.reqHttp11 && keepAlive;
+        this.order = conn.order;
     }
 
     static Exchange of(HttpRequest req, HttpResponse resp) {
         return new Exchange(req, resp);
     }
 
-    private static boolean hasToken(String header, String token) {
-        for (String part : header.split(",")) {
-            if (part.trim().equalsIgnoreCase(token)) return true;
-        }
-        return false;
-    }
-
-    /**
-     * Voovan's WebServerHandler decides keep-alive only from the HTTP version (it ignores
-     * `Connection: close` on HTTP/1.1), and closes after a flush when the connection's state says
-     * so. The state is set here, just before this request's answer is written.
-     */
-    private void applyKeepAlive() {
-        WebServerHandler.getAttachment(session).setKeepAlive(keepAlive);
-    }
-
     /** Answer now, on the IO thread (no backend work). */
     void reply(Reply r) {
         if (order.idle()) {
-            applyKeepAlive();
+            resp.setAsync(true); // Voovan writes nothing for this response: it is written here
             if (head) {
-                resp.setAsync(true); // Voovan writes nothing for this response; the bytes below are the answer
-                session.send(ByteBuffer.wrap(r.headBytes(http10KeepAlive, WebContext.RESPONSE_COMMON_HEADER)));
+                conn.answer(() -> session.send(ByteBuffer.wrap(r.headBytes(http10KeepAlive, keepAlive,
+                        WebContext.RESPONSE_COMMON_HEADER))), !keepAlive);
             } else {
-                fill(resp, r); // Voovan serializes and writes it when the router returns
+                conn.answer(() -> send(resp, r), !keepAlive);
             }
         } else {
             defer().complete(r); // an earlier answer is outstanding: queue behind it
@@ -97,28 +71,33 @@ final class Exchange {
         return new Deferred(this, async, order.reserve());
     }
 
-    static void fill(HttpResponse r, Reply reply) {
+    /**
+     * Voovan's HttpResponse serializes the answer (status line, Content-Type, Content-Length, its
+     * cached Date and Server) into the connection's send buffer; Conn writes it out.
+     */
+    private void send(HttpResponse r, Reply reply) {
         r.protocol().setStatus(reply.status);
         r.protocol().setStatusCode(reply.reason);
         r.header().put("Content-Type", reply.contentType);
         if (reply.allow) r.header().put("Allow", "GET, HEAD");
+        if (!keepAlive) r.header().put("Connection", "close");
         r.write(reply.body);
+        r.setAsync(false); // an async response would flush itself with Voovan's blocking write
+        try {
+            r.send();
+        } catch (IOException e) {
+            session.close();
+        }
+        r.setAsync(true); // the thread's own response: Voovan's encoder must not write it again
     }
 
     /** Runs under the connection's Order lock, in request order. */
     void emit(HttpResponse async, Reply r) {
-        try {
-            if (!session.isConnected()) return;
-            applyKeepAlive();
-            if (head) {
-                session.send(ByteBuffer.wrap(r.headBytes(http10KeepAlive, WebContext.RESPONSE_COMMON_HEADER)));
-                session.flush();
-            } else {
-                fill(async, r);
-                async.send(); // writes to the socket and flushes (an async response flushes itself)
-            }
-        } catch (Exception e) {
-            session.close();
+        if (head) {
+            conn.answer(() -> session.send(ByteBuffer.wrap(r.headBytes(http10KeepAlive, keepAlive,
+                    WebContext.RESPONSE_COMMON_HEADER))), !keepAlive);
+        } else {
+            conn.answer(() -> send(async, r), !keepAlive);
         }
     }
 

@@ -11,6 +11,7 @@ import org.voovan.http.server.context.WebContext;
 import org.voovan.http.server.context.WebServerConfig;
 import org.voovan.network.IoFilter;
 import org.voovan.network.IoSession;
+import org.voovan.network.SocketContext;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +20,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -66,6 +68,8 @@ public final class Main {
         String mysqlDatabase = Env.require("MYSQL_DATABASE");
         String memcacheHost = Env.require("MEMCACHE_HOST");
         int memcachePort = Env.requireInt("MEMCACHE_PORT");
+        int headTimeoutMs = Env.requireInt("HEAD_TIMEOUT_MS");
+        int idleTimeoutMs = Env.requireInt("IDLE_TIMEOUT_MS");
 
         // Tuning knobs (README, "Tuning"): workers = threads per backend that run its blocking driver
         // calls; the Redis and SQL pools have exactly that many connections, so a worker never waits
@@ -91,11 +95,20 @@ public final class Main {
         cfg.setCache(false);             // Voovan's whole-response byte cache: off (no caching)
         cfg.setEnableWebSocket(false);
         cfg.setMatchRouteIgnoreCase(false);
-        cfg.setKeepAliveTimeout(60);     // must be > 0, or Voovan closes after every response
-        // Voovan writes on the IO thread and, while the socket takes nothing, retries in a busy loop
-        // until this many seconds pass, then closes: default 30, so one client that stops reading
-        // stalls every connection of its IO thread for 30 s per write (README, "Tuning").
+        // Voovan's keep-alive timeout (seconds; <= 0 would close after every response). Its timer never
+        // sees a connection (WebServerHandler.onFlush), so Conn enforces IDLE_TIMEOUT_MS; set for the record.
+        cfg.setKeepAliveTimeout(seconds(idleTimeoutMs));
+        // Voovan's ReadTimeout (seconds) bounds how long its parser waits on the IO thread for missing
+        // bytes of a head or body. HeadGuard only ever hands it complete heads and no body; a backstop.
+        cfg.setReadTimeout(seconds(headTimeoutMs));
+        // Voovan writes with a busy loop on the IO thread until this many seconds pass, then closes.
+        // Conn writes every answer itself without blocking, so this loop only runs if Voovan ever
+        // flushes on its own; kept short (README, "Tuning").
         cfg.setSendTimeout(Env.knob("bench.sendTimeoutSeconds", 1));
+        Conn.headTimeoutNanos = headTimeoutMs * 1_000_000L;
+        Conn.idleTimeoutNanos = idleTimeoutMs * 1_000_000L;
+        Conn.lingerNanos = Env.knob("bench.lingerMs", 2000) * 1_000_000L;
+        widenParserTokens(HeadGuard.MAX_HEAD);
         cfg.getFilterConfigs().add(new HttpFilterConfig("contract", ContractFilter.class.getName(), null));
 
         WebServer server = WebServer.newInstance(cfg);
@@ -123,9 +136,15 @@ public final class Main {
         checkRouterCache(routes.keySet());
 
         startDateRefresher();
-        server.syncServe(); // binds and returns; the IO threads serve from here on
-        // Added to the listener's chain: every connection accepted from now on clones it.
-        server.getServerSocket().filterChain().add(new RawQueryFilter());
+        Conn.startTimer();
+        server.syncServe(); // creates the listener, binds and returns; the IO threads serve from here on
+        // Voovan creates its socket layer inside syncServe, so it is extended here. Every connection
+        // copies the listener's handler when accepted and shares its filter list.
+        SocketContext socket = server.getServerSocket();
+        socket.handler(new Conn.Handler(socket.handler()));
+        List<IoFilter> filters = socket.filterChain().getContianer();
+        filters.add(0, new HeadGuard());   // before Voovan's WebServerFilter (the HTTP decoder)
+        filters.add(new RawQueryFilter()); // after it
         System.out.println("java-voovan: listening on " + host + ":" + port + ", " + workerCount + " workers per backend");
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -135,6 +154,25 @@ public final class Main {
             }
         }));
         Thread.currentThread().join();
+    }
+
+    static int seconds(int ms) {
+        return Math.max(1, (ms + 999) / 1000);
+    }
+
+    /**
+     * Voovan's HttpParser copies every token of a request head (method, target, each field name and
+     * value) into a per-thread byte[1024] (HttpParser.THREAD_BYTE_ARRAY, a private FastThreadLocal with no
+     * setting): a longer token is an ArrayIndexOutOfBoundsException, which WebServerFilter answers with
+     * 500 "... error: internal". The array is created lazily per IO thread from the FastThreadLocal's
+     * supplier, which FastThreadLocal lets us replace; done before the server starts, so every IO thread
+     * gets one as large as the largest head HeadGuard lets through.
+     */
+    @SuppressWarnings("unchecked")
+    static void widenParserTokens(int size) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = org.voovan.http.message.HttpParser.class.getDeclaredField("THREAD_BYTE_ARRAY");
+        f.setAccessible(true);
+        ((org.voovan.tools.FastThreadLocal<byte[]>) f.get(null)).setSupplier(() -> new byte[size]);
     }
 
     /** A data endpoint: validate the id on the IO thread, then one read on a worker, bounded by the deadline. */

@@ -1,5 +1,7 @@
 package bench.voovan;
 
+import org.voovan.http.server.context.WebContext;
+
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -45,10 +47,15 @@ final class Reply {
     static final Reply METHOD_NOT_ALLOWED = text(405, "Method Not Allowed", "Method Not Allowed");
     static final Reply INTERNAL_ERROR = text(500, "Internal Server Error", "Internal Server Error");
     static final Reply UNAVAILABLE = text(503, "Service Unavailable", "Service Unavailable");
+    // refusals (HeadGuard, Conn): written as bytes, then the connection ends
+    static final Reply REQUEST_TIMEOUT = text(408, "Request Timeout", "Request Timeout");
+    static final Reply URI_TOO_LONG = text(414, "URI Too Long", "URI Too Long");
+    static final Reply HEADERS_TOO_LARGE = text(431, "Request Header Fields Too Large", "Request Header Fields Too Large");
 
     private static final byte[] JSON_START = "{\"id\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] JSON_MIDDLE = ",\"message\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] KEEP_ALIVE = "Connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CLOSE = "Connection: close\r\n".getBytes(StandardCharsets.US_ASCII);
 
     /** {"id":N,"message":"..."} escaping only '"' and '\'; every other byte is copied as it is (raw UTF-8). */
     static Reply json(int id, byte[] message) {
@@ -78,14 +85,31 @@ final class Reply {
     /**
      * The whole HEAD answer: the same status line and headers as the GET, Date and Server taken from
      * the very bytes Voovan appends to its own responses (WebContext.RESPONSE_COMMON_HEADER, which ends
-     * the header block), and no body.
+     * the header block), and no body. "Connection: keep-alive" for an HTTP/1.0 keep-alive request,
+     * "Connection: close" when the connection ends after it.
      */
-    byte[] headBytes(boolean http10KeepAlive, byte[] commonHeader) {
-        int extra = http10KeepAlive ? KEEP_ALIVE.length : 0;
+    byte[] headBytes(boolean http10KeepAlive, boolean keepAlive, byte[] commonHeader) {
+        byte[] connection = !keepAlive ? CLOSE : http10KeepAlive ? KEEP_ALIVE : null;
+        int extra = connection == null ? 0 : connection.length;
         byte[] out = new byte[headPrefix.length + extra + commonHeader.length];
         System.arraycopy(headPrefix, 0, out, 0, headPrefix.length);
-        if (http10KeepAlive) System.arraycopy(KEEP_ALIVE, 0, out, headPrefix.length, extra);
+        if (connection != null) System.arraycopy(connection, 0, out, headPrefix.length, extra);
         System.arraycopy(commonHeader, 0, out, headPrefix.length + extra, commonHeader.length);
+        return out;
+    }
+
+    /** A refusal: the whole answer with its body, saying "Connection: close". */
+    byte[] refusalBytes() {
+        byte[] common = WebContext.RESPONSE_COMMON_HEADER;
+        byte[] out = new byte[headPrefix.length + CLOSE.length + common.length + body.length];
+        int p = 0;
+        System.arraycopy(headPrefix, 0, out, p, headPrefix.length);
+        p += headPrefix.length;
+        System.arraycopy(CLOSE, 0, out, p, CLOSE.length);
+        p += CLOSE.length;
+        System.arraycopy(common, 0, out, p, common.length);
+        p += common.length;
+        System.arraycopy(body, 0, out, p, body.length);
         return out;
     }
 }

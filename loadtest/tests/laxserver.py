@@ -1,0 +1,259 @@
+"""A small HTTP/1.1 server that keeps the contract's protocol rules, or breaks exactly one on purpose.
+
+The protocol checks are proved on it: with no fault every check passes, and each fault must make
+the check that guards against it fail. It serves only what those checks ask for: /hello, /sleep
+and the data endpoints (their golden bodies, from the contract's data), 404 and 405.
+
+Run: python laxserver.py PORT FAULT HEAD_TIMEOUT_MS IDLE_TIMEOUT_MS
+"""
+import asyncio
+import email.utils
+import re
+import sys
+import urllib.parse
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+from harness import contract  # noqa: E402
+
+NAME = "laxserver"
+FAULTS = {
+    "none": "keeps every rule",
+    "small_heads": "refuses heads over 4 KiB with 431 (a big cookie is refused)",
+    "no_line_limit": "serves request lines of any length",
+    "head_500": "answers oversized heads with 500",
+    "head_silent_close": "closes without answering when a head is too large",
+    "open_after_refusal": "keeps the connection open after a refusal",
+    "first_length": "takes the first of several Content-Length values and ignores bad ones",
+    "space_before_colon": "accepts whitespace between a field name and its colon",
+    "bad_name_chars": "accepts spaces and control bytes in field names",
+    "length_over_chunked": "frames a request with both Transfer-Encoding and Content-Length by Content-Length",
+    "body_ignored": "does not read request bodies: they are parsed as the next request",
+    "no_head_timeout": "waits for a head forever",
+    "blocking": "handles one connection at a time (a trickling client blocks everyone)",
+    "no_idle_timeout": "keeps idle connections forever",
+    "idle_too_soon": "closes idle connections after a fifth of IDLE_TIMEOUT_MS",
+    "unbounded_pipeline": "keeps reading pipelined requests while its answers pile up unread",
+    "leak_on_disconnect": "never closes a connection whose client left mid-request",
+    "connection_cap": "closes every connection beyond the 2,000th",
+}
+TCHAR = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+MAX_LINE, MAX_HEAD = 8192, 16384
+
+
+class Refuse(Exception):
+    def __init__(self, status: int):
+        self.status = status
+
+
+def response(status: int, body: bytes, head_only: bool = False, close: bool = False, extra=()) -> bytes:
+    headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body))),
+               ("Date", email.utils.formatdate(usegmt=True)), ("Server", NAME), *extra]
+    if close:
+        headers.append(("Connection", "close"))
+    return (f"HTTP/1.1 {status} X\r\n" + "".join(f"{n}: {v}\r\n" for n, v in headers) + "\r\n").encode() + (
+        b"" if head_only else body)
+
+
+ERRORS = {400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed", 408: b"Request Timeout",
+          414: b"URI Too Long", 431: b"Request Header Fields Too Large", 500: b"Internal Server Error"}
+
+
+class Server:
+    def __init__(self, fault: str, head_timeout: float, idle_timeout: float):
+        self.fault, self.head_timeout, self.idle_timeout = fault, head_timeout, idle_timeout
+        self.one_at_a_time = asyncio.Lock()
+        self.connections = 0
+        self.leaked = []
+        self.greetings = contract.greetings()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        if self.fault == "connection_cap" and self.connections > 2000:
+            writer.close()
+            return
+        if self.fault == "unbounded_pipeline":
+            writer.transport.set_write_buffer_limits(high=1 << 40)
+        if self.fault == "blocking":
+            async with self.one_at_a_time:
+                await self.connection(reader, writer)
+        else:
+            await self.connection(reader, writer)
+
+    async def connection(self, reader, writer) -> None:
+        buf = b""
+        try:
+            while True:
+                buf, keep = await self.one_request(reader, writer, buf)
+                if not keep:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        if self.fault == "leak_on_disconnect" and reader.at_eof():
+            self.leaked.append(writer)  # never closed: its descriptor stays
+            return
+        writer.close()
+
+    def check_sizes(self, buf: bytes, complete: bool) -> None:
+        line_end = buf.find(b"\r\n")
+        line = buf if line_end < 0 else buf[:line_end]
+        if len(line) > MAX_LINE and self.fault != "no_line_limit":
+            raise Refuse(414)
+        limit = 4096 if self.fault == "small_heads" else MAX_HEAD
+        head = buf[:buf.find(b"\r\n\r\n") + 4] if complete else buf
+        if len(head) > limit and (line_end >= 0 or self.fault == "no_line_limit"):
+            raise Refuse(431)
+
+    async def read_head(self, reader, buf: bytes) -> tuple[bytes, bytes]:
+        """(head, rest); raises Refuse on a limit, TimeoutError when the time is up, EOF when gone."""
+        first, started = buf == b"", asyncio.get_running_loop().time()
+        while b"\r\n\r\n" not in buf:
+            self.check_sizes(buf, complete=False)
+            if first:
+                wait = None if self.fault == "no_idle_timeout" else self.idle_timeout / (
+                    5 if self.fault == "idle_too_soon" else 1)
+            else:
+                wait = None if self.fault == "no_head_timeout" else \
+                    max(0.0, started + self.head_timeout - asyncio.get_running_loop().time())
+            chunk = await asyncio.wait_for(reader.read(65536), wait)
+            if not chunk:
+                raise EOFError
+            if first:
+                started, first = asyncio.get_running_loop().time(), False
+            buf += chunk
+        self.check_sizes(buf, complete=True)
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        return head, rest
+
+    def parse(self, head: bytes) -> tuple[str, str, dict]:
+        lines = head.split(b"\r\n")
+        try:
+            method, target, _version = lines[0].decode("latin-1").split(" ")
+        except ValueError:
+            raise Refuse(400) from None
+        fields: dict[str, list[str]] = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(b":")
+            if not colon:
+                raise Refuse(400)
+            if name != name.rstrip() and self.fault != "space_before_colon":
+                raise Refuse(400)
+            name = name.rstrip()
+            if not TCHAR.match(name):
+                if self.fault == "bad_name_chars" or re.match(rb"^[\x21-\x7e]+$", name):
+                    continue  # another non-tchar: served as if the field were absent (allowed)
+                raise Refuse(400)
+            fields.setdefault(name.decode().lower(), []).append(value.strip().decode("latin-1"))
+        return method, target, fields
+
+    def body_length(self, fields: dict) -> int | str:
+        lengths = fields.get("content-length", [])
+        if "transfer-encoding" in fields:
+            if lengths and self.fault == "length_over_chunked":
+                return int(lengths[0])
+            if lengths:
+                raise Refuse(400)
+            return "chunked"
+        if not lengths:
+            return 0
+        if self.fault == "first_length":
+            return int(lengths[0]) if lengths[0].isdigit() else 0
+        if len(set(lengths)) > 1 or not lengths[0].isdigit():
+            raise Refuse(400)
+        return int(lengths[0])
+
+    async def skip_body(self, reader, rest: bytes, length) -> bytes:
+        if self.fault == "body_ignored":
+            return rest
+        if length == "chunked":
+            buf = rest
+            while True:
+                while b"\r\n" not in buf:
+                    more = await reader.read(65536)
+                    if not more:
+                        raise EOFError
+                    buf += more
+                size_line, _, buf = buf.partition(b"\r\n")
+                size = int(size_line.split(b";")[0], 16)
+                while len(buf) < size + 2:
+                    more = await reader.read(65536)
+                    if not more:
+                        raise EOFError
+                    buf += more
+                buf = buf[size + 2:]
+                if size == 0:
+                    return buf
+        while len(rest) < length:
+            more = await reader.read(65536)
+            if not more:
+                raise EOFError
+            rest += more
+        return rest[length:]
+
+    async def one_request(self, reader, writer, buf: bytes) -> tuple[bytes, bool]:
+        try:
+            head, rest = await self.read_head(reader, buf)
+            method, target, fields = self.parse(head)
+            length = self.body_length(fields)
+        except Refuse as r:
+            if self.fault == "head_silent_close" and r.status in (414, 431):
+                return b"", False
+            status = 500 if self.fault == "head_500" and r.status in (414, 431) else r.status
+            keep = self.fault == "open_after_refusal"
+            writer.write(response(status, ERRORS[status], close=not keep))
+            await writer.drain()
+            if keep:
+                await asyncio.sleep(3600)
+            return b"", False
+        except (TimeoutError, asyncio.TimeoutError):
+            return b"", False
+        except EOFError:
+            return b"", False
+        if length == "chunked" and self.fault == "length_over_chunked":
+            length = 0
+        try:
+            rest = await self.skip_body(reader, rest, length)
+        except EOFError:
+            return b"", False
+        path, _, query = target.partition("?")
+        out = await self.answer(method, path, query, reader)
+        if out is None:
+            return b"", False
+        writer.write(out)
+        if self.fault != "unbounded_pipeline":
+            await writer.drain()
+        return rest, True
+
+    async def answer(self, method: str, path: str, query: str, reader) -> bytes | None:
+        head_only = method == "HEAD"
+        if path not in ("/hello", "/sleep", "/redis", "/mysql", "/memcache"):
+            return response(404, ERRORS[404], head_only)
+        if method not in ("GET", "HEAD"):
+            return response(405, ERRORS[405], head_only, extra=[("Allow", "GET, HEAD")])
+        if path == "/hello":
+            return response(200, b"Hello, World!", head_only)
+        if path == "/sleep":
+            await asyncio.sleep(0.011)
+            return None if reader.at_eof() and self.fault == "leak_on_disconnect" else \
+                response(200, b"Slept 10 ms", head_only)
+        await asyncio.sleep(0.002)  # a backend's round trip
+        if reader.at_eof() and self.fault == "leak_on_disconnect":
+            return None
+        ids = urllib.parse.parse_qs(query).get("id", [""])
+        i = int(ids[0]) if ids[0].isdigit() else 0
+        if i not in self.greetings:
+            return response(404, ERRORS[404], head_only)
+        body = contract.json_body(i, self.greetings[i])
+        return response(200, body, head_only).replace(b"text/plain; charset=utf-8", b"application/json")
+
+
+async def main(port: int, fault: str, head_ms: int, idle_ms: int) -> None:
+    server = Server(fault, head_ms / 1000, idle_ms / 1000)
+    listener = await asyncio.start_server(server.serve, "127.0.0.1", port, backlog=4096)
+    async with listener:
+        await listener.serve_forever()
+
+
+if __name__ == "__main__":
+    port, fault, head_ms, idle_ms = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    assert fault in FAULTS, fault
+    asyncio.run(main(port, fault, head_ms, idle_ms))

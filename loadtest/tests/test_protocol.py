@@ -1,0 +1,102 @@
+"""Every protocol check passes against a server that keeps the rules, and fails against one that
+breaks exactly the rule it guards (laxserver.py). The real stacks are held to the same checks by
+`make verify`."""
+import contextlib
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from harness import protocol, stacks
+from harness.bench.nginx_ceiling import free_port
+from harness.checking import Target
+
+LAX = pathlib.Path(__file__).with_name("laxserver.py")
+# Short time limits keep each check to seconds; the many-connections check gets a longer idle
+# limit and fewer connections, since a Python server opens them slowly.
+LIMITS = replace(protocol.LIMITS, head_timeout_ms=1000, idle_timeout_ms=4000)
+MANY = replace(protocol.LIMITS, head_timeout_ms=1000, idle_timeout_ms=20000, idle_connections=3000)
+
+CHECKS = {
+    "sizes": (protocol.check_sizes, LIMITS),
+    "framing": (protocol.check_framing, LIMITS),
+    "bodies": (protocol.check_bodies, LIMITS),
+    "head_timeout": (protocol.check_head_timeout, LIMITS),
+    "idle_timeout": (protocol.check_idle_timeout, LIMITS),
+    "pipeline_flood": (protocol.check_pipeline_flood, LIMITS),
+    "disconnects": (protocol.check_disconnects, LIMITS),
+    "many_connections": (protocol.check_many_connections, MANY),
+}
+
+# fault -> the check that must catch it
+CAUGHT_BY = [
+    ("small_heads", "sizes"),
+    ("no_line_limit", "sizes"),
+    ("head_500", "sizes"),
+    ("head_silent_close", "sizes"),
+    ("open_after_refusal", "sizes"),
+    ("open_after_refusal", "framing"),
+    ("first_length", "framing"),
+    ("space_before_colon", "framing"),
+    ("bad_name_chars", "framing"),
+    ("length_over_chunked", "framing"),
+    ("body_ignored", "bodies"),
+    ("no_head_timeout", "head_timeout"),
+    ("blocking", "head_timeout"),
+    ("no_idle_timeout", "idle_timeout"),
+    ("idle_too_soon", "idle_timeout"),
+    ("unbounded_pipeline", "pipeline_flood"),
+    ("leak_on_disconnect", "disconnects"),
+    ("connection_cap", "many_connections"),
+]
+
+
+@contextlib.contextmanager
+def lax_server(fault: str, limits: protocol.Limits):
+    stacks.raise_nofile(limits.idle_connections * 2 + 1024)  # the server inherits it
+    port = free_port("127.0.0.1")
+    proc = subprocess.Popen([sys.executable, str(LAX), str(port), fault, str(limits.head_timeout_ms),
+                             str(limits.idle_timeout_ms)])
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"laxserver ({fault}) did not start") from None
+                time.sleep(0.05)
+        yield Target("laxserver", "127.0.0.1", port, services=set(), head_timeout_s=limits.head_timeout_ms / 1000,
+                     idle_timeout_s=limits.idle_timeout_ms / 1000, pids=lambda: [proc.pid])
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def run(fault: str, check: str):
+    fn, limits = CHECKS[check]
+    with lax_server(fault, limits) as target:
+        return fn(target, limits)
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_every_protocol_check_passes_against_a_server_that_keeps_the_rules(check):
+    results = run("none", check)
+    assert results and all(c.ok and not c.skipped for c in results), [(c.name, c.detail) for c in results]
+
+
+@pytest.mark.parametrize("fault, check", CAUGHT_BY, ids=[f"{f}-{c}" for f, c in CAUGHT_BY])
+def test_each_protocol_fault_is_caught(fault, check):
+    results = run(fault, check)
+    failed = [c for c in results if not c.ok]
+    assert failed, f"{check} did not notice: {fault} ({[c.detail for c in results]})"
+
+
+def test_a_refusal_names_what_was_sent_and_what_came_back():
+    (check,) = run("head_500", "sizes")
+    assert "expected 431" in check.detail and "status 500" in check.detail, check.detail

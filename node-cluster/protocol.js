@@ -1,0 +1,109 @@
+// Protocol hygiene (CONTRACT.md): the node:http settings that bound what a client may send, and
+// the answer to a request that Node's parser (llhttp) refuses. README.md, "Protocol hygiene",
+// says what each setting does and what was observed.
+import { refusal } from './respond.js';
+
+// The contract's limit on a request line (`METHOD SP target SP HTTP/1.1`): longer is 414.
+export const MAX_REQUEST_LINE = 8192;
+// llhttp's one size limit. Node counts only the request target, field names and field values
+// against it (not the method, version, colons, spaces or CRLFs) and refuses a head once they reach
+// it, with HPE_HEADER_OVERFLOW. 12 KiB sits between the contract's two bounds: a head of at most
+// 8,192 bytes is always under it, and a head over 16,384 bytes is over it unless it has more than
+// about a thousand header lines (whose separators are not counted).
+const MAX_HEADER_SIZE = 12 * 1024;
+// The whole request, body included (Node's requestTimeout; it must not be below headersTimeout).
+const REQUEST_TIMEOUT_MS = 30_000;
+// After a refusal: how long the connection keeps reading (and dropping) what the client still
+// sends, so that closing it does not reset the connection before the client has read the answer.
+const LINGER_MS = 1000;
+
+export function serverOptions({ headTimeoutMs, idleTimeoutMs }) {
+  return {
+    maxHeaderSize: MAX_HEADER_SIZE,
+    // Node's default, stated so that NODE_OPTIONS=--insecure-http-parser cannot turn on lenient
+    // parsing (which accepts, among others, Transfer-Encoding with Content-Length).
+    insecureHTTPParser: false,
+    // A head must be complete within HEAD_TIMEOUT_MS of its first byte (of the connection's start
+    // for its first request), however slowly it trickles in...
+    headersTimeout: headTimeoutMs,
+    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headTimeoutMs),
+    // ...checked this often (Node's default is every 30 s, so a 20 s limit would act at 20–50 s).
+    connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(headTimeoutMs / 10))),
+    // A kept-alive connection silent this long is closed (Node adds 1 s before it acts, and
+    // advertises `Keep-Alive: timeout=<s>`).
+    keepAliveTimeout: idleTimeoutMs,
+  };
+}
+
+// The request line's length on the wire, for a request the parser accepted: llhttp allows a
+// request line up to MAX_HEADER_SIZE, so the 414 for one between that and the contract's limit is
+// given where the request is routed.
+export const requestLineLength = (req) => req.method.length + req.url.length + 10; // 2 SP, HTTP/1.x
+
+const kRefused = Symbol('node-cluster.refused');
+const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+// The server's `clientError` event: a parse error, a head or request timeout, or a socket error
+// on a connection. Node's default writes a bare status line and destroys the socket at once; here
+// the refusal carries the contract's headers and body, comes after the answers to requests
+// pipelined before it, and the connection is closed gracefully.
+export function onClientError(err, socket) {
+  // An errored parser reports every later chunk of the connection again: answer only once.
+  if (socket[kRefused]) return;
+  socket[kRefused] = true;
+  const status = refusalStatus(err, socket);
+  if (status === 0 || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  refuseAfterPending(socket, status);
+}
+
+function refusalStatus(err, socket) {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return requestLineTooLong(err.rawPacket) ? 414 : 431;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      // A connection that never sent a byte is just closed: there is no request to answer.
+      return socket.bytesRead === 0 ? 0 : 408;
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 413;
+    default:
+      // Every other llhttp error is a malformed request; anything else (ECONNRESET, EPIPE, ...)
+      // is the socket failing, with nobody left to answer.
+      return typeof err.code === 'string' && err.code.startsWith('HPE_') ? 400 : 0;
+  }
+}
+
+// Node's parser has one limit for the whole head, so a head it gave up on is told apart by the
+// chunk it gave up in (err.rawPacket, what the last read returned): if that chunk begins with a
+// request line (`METHOD SP`) and holds no line end, the parser was still in the request line; if
+// its first line ends, that line's length decides. Otherwise the fields are what was too large.
+function requestLineTooLong(chunk) {
+  if (!Buffer.isBuffer(chunk)) return false;
+  const sp = chunk.indexOf(0x20);
+  if (sp < 1 || sp > 32 || !METHOD.test(chunk.latin1Slice(0, sp))) return false;
+  const lf = chunk.indexOf(0x0a, sp);
+  if (lf === -1) return true;
+  return (chunk[lf - 1] === 0x0d ? lf - 1 : lf) > MAX_REQUEST_LINE;
+}
+
+// Answers still owed to earlier pipelined requests go first (Node assigns the socket to one
+// response at a time, in order: socket._httpMessage is the current one, and the next is assigned
+// in the 'finish' listener Node registered before ours). Then the refusal, then a half-close; what
+// the client still sends is read into the errored parser, which drops it, until it closes its side
+// (Node then destroys the socket) or LINGER_MS pass.
+function refuseAfterPending(socket, status) {
+  const pending = socket._httpMessage;
+  if (pending) {
+    pending.once('finish', () => refuseAfterPending(socket, status));
+    return;
+  }
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(refusal(status));
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(linger));
+}
