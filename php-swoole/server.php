@@ -12,6 +12,7 @@ declare(strict_types=1);
 use Swoole\Coroutine;
 use Swoole\Coroutine\Channel;
 use Swoole\Coroutine\Client;
+use Swoole\Event;
 use Swoole\Http\Request;
 use Swoole\Http\Response;
 use Swoole\Http\Server;
@@ -19,8 +20,14 @@ use Swoole\Http\Server;
 const TEXT = 'text/plain; charset=utf-8';
 const JSON = 'application/json';
 const ROUTES = ['/hello' => true, '/sleep' => true, '/redis' => true, '/mysql' => true, '/memcache' => true];
-const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed',
-                500 => 'Internal Server Error', 503 => 'Service Unavailable'];
+const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed', 408 => 'Request Timeout',
+                414 => 'URI Too Long', 431 => 'Request Header Fields Too Large', 500 => 'Internal Server Error',
+                503 => 'Service Unavailable'];
+// CONTRACT.md, "Sizes": a longer request line is 414, a longer head 431 (a head of 8,193 to 16,384
+// bytes is served). Swoole has no setting for either: its reactor reads a head of up to 64 KiB
+// (README, "Protocol hygiene"), and App::refusal() measures the raw head it hands over.
+const MAX_REQUEST_LINE = 8192;
+const MAX_HEAD = 16384;
 // Connections per worker and backend (see README "Tuning").
 const POOL_SIZE = 32;
 
@@ -35,8 +42,9 @@ function env(string $name): string
 }
 
 $config = [];
-foreach (['HOST', 'PORT', 'BACKEND_TIMEOUT_MS', 'REDIS_HOST', 'REDIS_PORT', 'MYSQL_HOST', 'MYSQL_PORT', 'MYSQL_USER',
-          'MYSQL_PASSWORD', 'MYSQL_DATABASE', 'MEMCACHE_HOST', 'MEMCACHE_PORT'] as $name) {
+foreach (['HOST', 'PORT', 'BACKEND_TIMEOUT_MS', 'HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS', 'REDIS_HOST', 'REDIS_PORT',
+          'MYSQL_HOST', 'MYSQL_PORT', 'MYSQL_USER', 'MYSQL_PASSWORD', 'MYSQL_DATABASE', 'MEMCACHE_HOST',
+          'MEMCACHE_PORT'] as $name) {
     $config[$name] = env($name);
 }
 define('TIMEOUT', ((int) $config['BACKEND_TIMEOUT_MS']) / 1000);
@@ -44,6 +52,16 @@ if (TIMEOUT <= 0) {
     fwrite(STDERR, "php-swoole: BACKEND_TIMEOUT_MS must be a positive number of milliseconds\n");
     exit(2);
 }
+foreach (['HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS'] as $name) {
+    if ((int) $config[$name] <= 0) {
+        fwrite(STDERR, "php-swoole: $name must be a positive number of milliseconds\n");
+        exit(2);
+    }
+}
+define('HEAD_TIMEOUT', ((int) $config['HEAD_TIMEOUT_MS']) / 1000);
+define('IDLE_TIMEOUT', ((int) $config['IDLE_TIMEOUT_MS']) / 1000);
+// How often App::sweep() looks at the connections: an eighth of the shorter limit, at most 500 ms.
+define('SWEEP_MS', (int) max(20, min(500, min(HEAD_TIMEOUT, IDLE_TIMEOUT) * 1000 / 8)));
 // mysqlnd only knows whole seconds; the request deadline itself is enforced by Deadline::run().
 ini_set('mysqlnd.net_read_timeout', (string) max(1, (int) ceil(TIMEOUT)));
 
@@ -270,12 +288,18 @@ final class App
     private Pool $redis;
     private Pool $mysql;
     private Pool $memcache;
-    /** Requests one connection may have in flight before it is closed (README: the price for deep pipelining). */
+    /**
+     * Requests one connection may have in flight before the worker stops reading from it
+     * (Server::pause), and the count at which it reads again: pipelined requests are coroutines
+     * that wait for the answer before them, and a client that pipelines without end must not pile
+     * them up (README, "Protocol hygiene").
+     */
     private const MAX_INFLIGHT = 256;
+    private const RESUME_INFLIGHT = 128;
     /**
      * Requests in flight in this worker above which a connection that already has one in flight is
-     * closed at its next: the per-connection limit alone let 300 pipelining clients reach the
-     * ~50,000 waiting coroutines at which the worker dies of memory_limit (README).
+     * closed at its next: a last resort against many such clients at once, below the ~50,000
+     * waiting coroutines at which the worker dies of memory_limit (README).
      */
     private const MAX_INFLIGHT_WORKER = 20000;
 
@@ -285,8 +309,20 @@ final class App
     private array $inflight = [];
     /** requests being answered, all connections of this worker */
     private int $inflightWorker = 0;
+    /** @var array<int, true> connections whose output reached buffer_high_watermark (onBufferFull) */
+    private array $outFull = [];
+    /** @var array<int, true> connections with a Server::pause() scheduled for the end of this loop turn */
+    private array $pausing = [];
+    /**
+     * @var array<int, float> this worker's connections (onConnect to onClose) and when each was
+     * accepted. Kept here because Swoole's own connection iterator (and its heartbeat, which walks
+     * the same range) misses connections in SWOOLE_BASE with several workers (README).
+     */
+    private array $connectedAt = [];
+    /** @var array<int, float> connections with part of a request received: when that was first seen */
+    private array $headSince = [];
 
-    public function __construct(private array $c)
+    public function __construct(private Server $server, private array $c)
     {
         $this->redis = new Pool('redis', function (float $deadline) {
             $r = new Redis();
@@ -402,25 +438,49 @@ final class App
     {
         $started = microtime(true);
         $fd = $req->fd;
-        // A client that pipelines without reading its answers: every request is a coroutine that
-        // waits for the one before it, and 70 such clients filled the 512 MB memory_limit and
-        // killed the worker (README, "A client that does not read"). Past MAX_INFLIGHT the
-        // connection is closed, and past one while the worker has MAX_INFLIGHT_WORKER in flight.
         $inflight = ($this->inflight[$fd] ?? 0) + 1;
-        if ($inflight > self::MAX_INFLIGHT || ($inflight > 1 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER)) {
+        if ($inflight > 1 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER) {
             $res->close();
             return;
         }
         $this->inflight[$fd] = $inflight;
         $this->inflightWorker++;
+        if ($inflight >= self::MAX_INFLIGHT) {
+            $this->throttle($fd);
+        }
         try {
             $this->answer($req, $res, $fd, $started);
         } finally {
             $this->inflightWorker--;
-            if (--$this->inflight[$fd] === 0) {
+            $left = --$this->inflight[$fd];
+            if ($left === 0) {
                 unset($this->inflight[$fd]);
             }
+            if ($left === self::RESUME_INFLIGHT) {
+                $this->unthrottle($fd);
+            }
         }
+    }
+
+    /**
+     * 414 or 431 for a request line or head over the contract's limits, from the raw request
+     * Swoole hands over (Request::getData(): the head as received, then the body); else 0.
+     */
+    private function refusal(Request $req): int
+    {
+        $data = $req->getData();
+        if (!is_string($data)) {
+            return 0;
+        }
+        $line = strpos($data, "\r\n");
+        if ($line === false) {
+            return 0; // Swoole dispatches only complete heads: not reached
+        }
+        if ($line > MAX_REQUEST_LINE) {
+            return 414;
+        }
+        $head = strpos($data, "\r\n\r\n", $line);
+        return $head === false || $head + 4 > MAX_HEAD ? 431 : 0;
     }
 
     private function answer(Request $req, Response $res, int $fd, float $started): void
@@ -430,12 +490,22 @@ final class App
         $before = $this->last[$fd] ?? null;
         $mine = new Channel(1);
         $this->last[$fd] = $mine;
-        try {
-            [$status, $type, $body] = $this->route($req, $started);
-        } catch (Throwable $e) {
-            fwrite(STDERR, "php-swoole: $e\n");
-            [$status, $type, $body] = [500, TEXT, ERRORS[500]];
+        $refused = $this->refusal($req);
+        if ($refused !== 0) {
+            [$status, $type, $body] = [$refused, TEXT, ERRORS[$refused]];
+        } else {
+            try {
+                [$status, $type, $body] = $this->route($req, $started);
+            } catch (Throwable $e) {
+                fwrite(STDERR, "php-swoole: $e\n");
+                [$status, $type, $body] = [500, TEXT, ERRORS[500]];
+            }
         }
+        // After a refusal, and after any request that had a body, the connection is closed: Swoole
+        // drops whatever it had received beyond a body (src/server/port.cc, "discard the redundant
+        // data"), so a request pipelined behind one would never be answered (README).
+        $close = $refused !== 0 || isset($req->header['transfer-encoding'])
+            || (($req->header['content-length'] ?? '0') !== '0');
         if ($before !== null) {
             $before->pop();
         }
@@ -447,6 +517,9 @@ final class App
         if ($status === 405) {
             $res->header('Allow', 'GET, HEAD');
         }
+        if ($close) {
+            $res->header('Connection', 'close');
+        }
         if ($req->server['request_method'] === 'HEAD') {
             // Swoole would send the body of a HEAD response: send the headers, with GET's length.
             $res->header('Content-Length', (string) strlen($body));
@@ -454,9 +527,118 @@ final class App
         } else {
             $res->end($body);
         }
+        if ($close) {
+            // Queued behind the response when it is not written yet (BaseFactory::end).
+            $this->server->close($fd);
+        }
         $mine->push(true);
         if (($this->last[$fd] ?? null) === $mine) {
             unset($this->last[$fd]);
+        }
+    }
+
+    // ---- back-pressure: stop reading from a client whose answers back up
+
+    /**
+     * Stops reading from the connection at the end of this turn of the event loop: Server::pause()
+     * inside the reactor's read callback would leave the requests parsed after this one half
+     * consumed (src/server/port.cc re-reads them), so it is deferred until the callback returned.
+     */
+    private function throttle(int $fd): void
+    {
+        if (isset($this->pausing[$fd])) {
+            return;
+        }
+        $this->pausing[$fd] = true;
+        Event::defer(function () use ($fd) {
+            unset($this->pausing[$fd]);
+            if (isset($this->outFull[$fd]) || ($this->inflight[$fd] ?? 0) >= self::MAX_INFLIGHT) {
+                $this->server->pause($fd);
+            }
+        });
+    }
+
+    private function unthrottle(int $fd): void
+    {
+        if (!isset($this->outFull[$fd]) && ($this->inflight[$fd] ?? 0) <= self::RESUME_INFLIGHT) {
+            $this->server->resume($fd);
+        }
+    }
+
+    /** onBufferFull: the connection's unsent output reached buffer_high_watermark. */
+    public function bufferFull(int $fd): void
+    {
+        $this->outFull[$fd] = true;
+        $this->throttle($fd);
+    }
+
+    /** onBufferEmpty: it drained to buffer_low_watermark. */
+    public function bufferEmpty(int $fd): void
+    {
+        unset($this->outFull[$fd]);
+        $this->unthrottle($fd);
+    }
+
+    public function connected(int $fd): void
+    {
+        $this->connectedAt[$fd] = microtime(true);
+    }
+
+    public function closed(int $fd): void
+    {
+        unset($this->outFull[$fd], $this->connectedAt[$fd], $this->headSince[$fd]);
+    }
+
+    // ---- head and idle timeouts (README, "Protocol hygiene")
+
+    /**
+     * Runs every SWEEP_MS in each worker, over this worker's connections, with what Swoole knows
+     * of each (getClientInfo()).
+     *
+     * Head: a connection holds part of a request when Swoole received bytes on it after the last
+     * request it dispatched (last_recv_time > last_dispatch_time, or after onConnect on a new one)
+     * and has no request in flight and no unsent output. Counted from the first sweep that sees it
+     * so (the latest its first byte can have come), it gets 408 and is closed after HEAD_TIMEOUT,
+     * however slowly the bytes keep coming. Swoole has no such timeout.
+     *
+     * Idle: a connection with no request in flight that has neither received a byte nor sent an
+     * answer for IDLE_TIMEOUT is closed. (Swoole's heartbeat would count received bytes only, and
+     * misses connections in SWOOLE_BASE with several workers.)
+     */
+    public function sweep(): void
+    {
+        $now = microtime(true);
+        foreach ($this->connectedAt as $fd => $at) {
+            $info = $this->server->getClientInfo($fd);
+            if ($info === false) {
+                unset($this->connectedAt[$fd], $this->headSince[$fd]);
+                continue;
+            }
+            if (isset($this->inflight[$fd])) {
+                unset($this->headSince[$fd]);
+                continue;
+            }
+            $since = $info['last_dispatch_time'] > 0 ? $info['last_dispatch_time'] : $at;
+            if ($info['last_recv_time'] <= $since || $info['send_queued_bytes'] > 0 || isset($this->outFull[$fd])) {
+                unset($this->headSince[$fd]);
+                if ($now - max($info['last_recv_time'], $info['last_send_time']) >= IDLE_TIMEOUT) {
+                    $this->server->close($fd);
+                }
+                continue;
+            }
+            $first = $this->headSince[$fd] ??= $info['last_recv_time'];
+            if ($now - $first >= HEAD_TIMEOUT) {
+                unset($this->headSince[$fd]);
+                $res = Response::create($this->server, $fd);
+                if ($res !== false) {
+                    $res->status(408);
+                    $res->header('Server', 'php-swoole');
+                    $res->header('Content-Type', TEXT);
+                    $res->header('Connection', 'close');
+                    $res->end(ERRORS[408]);
+                }
+                $this->server->close($fd);
+            }
         }
     }
 }
@@ -500,14 +682,31 @@ $server->set([
     'http_parse_files' => false,
     'log_level' => SWOOLE_LOG_WARNING,
     'max_wait_time' => 1,
+    // Protocol hygiene (README): no reads from a client whose answers back up (onBufferFull).
+    'buffer_high_watermark' => 64 * 1024,
+    'buffer_low_watermark' => 0,
 ]);
 
 $app = null;
 $server->on('workerStart', static function (Server $server, int $workerId) use (&$app, $config) {
-    $app = new App($config);
+    $app = new App($server, $config);
+    // Head and idle timeouts (README, "Protocol hygiene").
+    Swoole\Timer::tick(SWEEP_MS, static fn() => $app->sweep());
     $app->warm();
 });
 $server->on('request', static function (Request $req, Response $res) use (&$app) {
     $app->handle($req, $res);
+});
+$server->on('connect', static function (Server $server, int $fd) use (&$app) {
+    $app?->connected($fd);
+});
+$server->on('close', static function (Server $server, int $fd) use (&$app) {
+    $app?->closed($fd);
+});
+$server->on('bufferFull', static function (Server $server, int $fd) use (&$app) {
+    $app?->bufferFull($fd);
+});
+$server->on('bufferEmpty', static function (Server $server, int $fd) use (&$app) {
+    $app?->bufferEmpty($fd);
 });
 $server->start();

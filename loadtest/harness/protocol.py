@@ -141,7 +141,7 @@ def _send_quietly(sock: socket.socket, data: bytes) -> None:
 
 def _read_one(sock, parser, wait: float) -> tuple[Response | None, bool, str]:
     """(response or None, whether the server ended the connection, problem)."""
-    head, body, deadline = None, bytearray(), time.monotonic() + wait
+    head, body, deadline, eof = None, bytearray(), time.monotonic() + wait, False
     while True:
         try:
             event = parser.next_event()
@@ -160,6 +160,7 @@ def _read_one(sock, parser, wait: float) -> tuple[Response | None, bool, str]:
                 data = b""
             if not data and head is None and not parser.trailing_data[0]:
                 return None, True, ""
+            eof = eof or not data  # a body delimited by the close: the response ends with the connection
             parser.receive_data(data)
             continue
         if isinstance(event, h11.Response):
@@ -169,7 +170,7 @@ def _read_one(sock, parser, wait: float) -> tuple[Response | None, bool, str]:
         elif isinstance(event, h11.EndOfMessage):
             resp = Response(head.status_code, [(n.decode().lower(), v.decode("latin-1")) for n, v in head.headers],
                             bytes(body), head.http_version.decode())
-            return resp, False, ""
+            return resp, eof, ""
         elif isinstance(event, h11.ConnectionClosed):
             return None, True, ""
 

@@ -6,6 +6,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 
@@ -100,3 +101,21 @@ def test_each_protocol_fault_is_caught(fault, check):
 def test_a_refusal_names_what_was_sent_and_what_came_back():
     (check,) = run("head_500", "sizes")
     assert "expected 431" in check.detail and "status 500" in check.detail, check.detail
+
+
+def test_a_refusal_whose_body_ends_with_the_close_counts_as_closed():
+    """Swoole answers a bad request with a bare `HTTP/1.1 400 Bad Request` (no Content-Length) and
+    closes: the close that ends the body is also the close the contract asks for."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with listener:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    target = Target("bare", "127.0.0.1", listener.getsockname()[1], services=set())
+    outcome = protocol.exchange(target, protocol.request_head("/hello", [("Content-Length", "abc")]))
+    assert protocol.refused(400, outcome) == [], outcome

@@ -5,14 +5,14 @@ record Config(String host, int port,
               String redisHost, int redisPort,
               String mysqlHost, int mysqlPort, String mysqlUser, String mysqlPassword, String mysqlDatabase,
               String memcacheHost, int memcachePort,
-              int backendTimeoutMs) {
+              int backendTimeoutMs, int headTimeoutMs, int idleTimeoutMs) {
 
     static Config fromEnv() {
         return new Config(str("HOST"), num("PORT"),
                 str("REDIS_HOST"), num("REDIS_PORT"),
                 str("MYSQL_HOST"), num("MYSQL_PORT"), str("MYSQL_USER"), str("MYSQL_PASSWORD"), str("MYSQL_DATABASE"),
                 str("MEMCACHE_HOST"), num("MEMCACHE_PORT"),
-                num("BACKEND_TIMEOUT_MS"));
+                num("BACKEND_TIMEOUT_MS"), num("HEAD_TIMEOUT_MS"), num("IDLE_TIMEOUT_MS"));
     }
 
     private static String str(String name) {

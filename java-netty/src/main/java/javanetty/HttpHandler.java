@@ -1,72 +1,74 @@
 package javanetty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.io.IOException;
 import java.util.ArrayDeque;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One per connection, always on the connection's event loop, and it never blocks it:
- * static answers are written at once, /sleep is a task scheduled on the loop, backend reads are
- * callbacks. Responses leave in request order (pipelining): an answer that is ready while an
- * earlier one is still pending waits in {@link #queue}. Writes are flushed once per read batch
- * (channelReadComplete), so N pipelined requests cost one syscall.
+ * One per connection, after Netty's {@link RequestDecoder}, always on the connection's event loop,
+ * and it never blocks it: static answers are written at once, /sleep is a task scheduled on the
+ * loop, backend reads are callbacks. Responses leave in request order (pipelining): an answer that
+ * is ready while an earlier one is still pending waits in {@link #queue}. Writes are flushed once
+ * per read batch (channelReadComplete), so N pipelined requests cost one syscall.
  *
- * Requests are parsed here, straight from the socket's bytes (see {@link #decode}): request line,
- * then only the headers that matter (Connection, Content-Length, Transfer-Encoding); no request
- * object, no header map, no String. With -Dparser=netty, Netty's HttpRequestDecoder sits in front
- * instead and {@link #onRequest(HttpRequest)} gets its HttpRequest objects (kept for comparison,
- * see README).
+ * The request is answered when its head is decoded; its body (any method) is discarded as it
+ * arrives, up to {@link #MAX_BODY} bytes, beyond which the connection is closed after the answers
+ * it is owed. A request the decoder refused (a failed DecoderResult) is answered 400/408/414/431
+ * with Connection: close, and the connection closes.
  */
-final class HttpHandler extends ByteToMessageDecoder {
+final class HttpHandler extends ChannelInboundHandlerAdapter {
     /** -Dflush=each flushes every response on its own (for comparison); the default batches per read. */
     private static final boolean BATCH_FLUSH = !"each".equals(System.getProperty("flush", "batched"));
-    private static final int MAX_HEAD = 16 * 1024;
-    private static final int MAX_BODY = 64 * 1024;
+    /** Request body bytes read and discarded; a longer body closes the connection after the answer. */
+    static final int MAX_BODY = 64 * 1024;
     static final int ROUTE_HELLO = 0, ROUTE_SLEEP = 1, ROUTE_REDIS = 2, ROUTE_MYSQL = 3, ROUTE_MEMCACHE = 4,
             ROUTE_NONE = -1;
-    private static final byte[][] PATHS = {
-            "/hello".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "/sleep".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "/redis".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "/mysql".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "/memcache".getBytes(java.nio.charset.StandardCharsets.US_ASCII)};
     private static final int SLEEP_MS = 10;
     /** Answers owed before decoding pauses; no HTTP client pipelines this many before reading one. */
     private static final int MAX_PENDING = 256;
-    /** Request bytes read while paused before the connection is closed (io_uring keeps reading, below). */
-    private static final int MAX_PAUSED_BYTES = 256 * 1024;
 
     private final App app;
     private final Responses responses;
+    private final RequestDecoder decoder;
     private final ArrayDeque<Slot> queue = new ArrayDeque<>(4);
     private ChannelHandlerContext ctx;
     private boolean reading, flushPending, closing, dead;
-    /** Decoding stopped (and autoRead off) until the answers owed drain: a client that does not read. */
-    private boolean paused;
+    /** Body bytes of the current request discarded so far. */
+    private long bodyBytes;
+    /** Unwritten answer bytes at the last idle event while paused (-1: none yet). */
+    private long pendingAtIdle = -1;
 
-    HttpHandler(App app, Responses responses) {
+    HttpHandler(App app, Responses responses, RequestDecoder decoder) {
         this.app = app;
         this.responses = responses;
+        this.decoder = decoder;
+        decoder.handler(this);
     }
 
     /** A response position in the connection's order; buf becomes non-null when the answer is ready. */
     private static final class Slot {
         final boolean head;
-        final boolean close;
+        boolean close;
         final byte[] extraHeader;
         ByteBuf buf;
         ScheduledFuture<?> timer;
@@ -80,27 +82,18 @@ final class HttpHandler extends ByteToMessageDecoder {
     }
 
     @Override
-    public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+    public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        super.handlerAdded(ctx);
     }
 
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
         reading = true;
-        if (msg instanceof io.netty.buffer.ByteBuf) {
-            super.channelRead(ctx, msg); // cumulates and calls decode()
-            if (paused && internalBuffer().readableBytes() > MAX_PAUSED_BYTES) {
-                // io_uring's multishot receive goes on delivering after setAutoRead(false): 70
-                // such clients grew their cumulations to 12-20 MB each and ran direct memory out.
-                closing = true;
-                ctx.close();
-            }
-            return;
-        }
         try {
-            if (msg instanceof HttpRequest req && !closing) {
+            if (msg instanceof HttpRequest req) {
                 onRequest(req);
+            } else if (msg instanceof HttpContent body) {
+                onBody(body);
             }
         } finally {
             ReferenceCountUtil.release(msg);
@@ -108,67 +101,53 @@ final class HttpHandler extends ByteToMessageDecoder {
     }
 
     @Override
-    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    public void channelReadComplete(ChannelHandlerContext ctx) {
         reading = false;
         if (flushPending) {
             flushPending = false;
             ctx.flush();
         }
-        if (owesTooMuch()) {
-            pause();
-        }
-        if (paused) {
-            // Not super: ByteToMessageDecoder asks for another read when autoRead is off and
-            // nothing was decoded, and the cumulation grew until direct memory ran out.
-            discardSomeReadBytes();
-            ctx.fireChannelReadComplete();
-            resumeIfDrained(); // the answers may have drained during this read, when resuming waits
-        } else {
-            super.channelReadComplete(ctx);
-        }
+        decoder.resumeIfDrained(); // the answers may have drained during this read
+        ctx.fireChannelReadComplete();
     }
 
     @Override
-    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
-        resumeIfDrained();
-        super.channelWritabilityChanged(ctx);
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (!reading) decoder.resumeIfDrained();
+        ctx.fireChannelWritabilityChanged();
     }
 
     /**
      * A client that pipelines without reading its answers: more than the outbound high-water mark
-     * unwritten, or MAX_PENDING answers owed. Checked before each request, not once per read batch:
-     * one batch can hold thousands of pipelined requests, and 70 such clients ran the 64 MB heap
-     * out and killed the event loop (README, "A client that does not read").
+     * unwritten, or MAX_PENDING answers owed. The decoder checks it before each request, not once
+     * per read: one read can hold thousands of pipelined requests.
      */
-    private boolean owesTooMuch() {
+    boolean owesTooMuch() {
         return !ctx.channel().isWritable() || queue.size() >= MAX_PENDING;
     }
 
-    /** Stop reading; the requests already read stay cumulated until the answers drain. */
-    private void pause() {
-        paused = true;
-        ctx.channel().config().setAutoRead(false);
-    }
-
-    private void resumeIfDrained() {
-        if (!paused || reading || dead || owesTooMuch()) {
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) {
+            // IDLE_TIMEOUT_MS without a byte read (IdleStateHandler, first in the pipeline). While
+            // decoding is paused nothing is read by design: that client is closed only once its
+            // answers stop draining too (it stopped reading them).
+            if (decoder.paused()) {
+                ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+                long pending = out == null ? 0 : out.totalPendingWriteBytes();
+                if (pending != pendingAtIdle) {
+                    pendingAtIdle = pending;
+                    return;
+                }
+            }
+            ctx.close();
             return;
         }
-        paused = false;
-        ctx.channel().config().setAutoRead(true);
-        if (internalBuffer().isReadable()) {
-            try {
-                // decode what is already cumulated: the client may have sent it all and be waiting
-                channelRead(ctx, io.netty.buffer.Unpooled.EMPTY_BUFFER);
-                channelReadComplete(ctx);
-            } catch (Exception e) {
-                ctx.fireExceptionCaught(e);
-            }
-        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    public void channelInactive(ChannelHandlerContext ctx) {
         dead = true;
         closing = true;
         for (Slot s; (s = queue.poll()) != null; ) {
@@ -176,159 +155,7 @@ final class HttpHandler extends ByteToMessageDecoder {
             if (s.timer != null) s.timer.cancel(false);
             if (s.buf != null) s.buf.release();
         }
-        super.channelInactive(ctx);
-    }
-
-    /**
-     * Parses every complete request in {@code in} and answers it. A request is complete when its
-     * empty line and its Content-Length body (if any) have arrived; until then the bytes stay
-     * cumulated. Nothing is emitted to {@code out}: this is the last handler.
-     */
-    @Override
-    protected void decode(ChannelHandlerContext ctx, io.netty.buffer.ByteBuf in, List<Object> out) {
-        while (in.isReadable()) {
-            if (closing) {
-                in.skipBytes(in.readableBytes());
-                return;
-            }
-            if (owesTooMuch()) {
-                pause();
-                return;
-            }
-            // Empty lines before a request line are ignored (RFC 9112, 2.2).
-            byte first = in.getByte(in.readerIndex());
-            if (first == '\r' || first == '\n') {
-                in.skipBytes(1);
-                continue;
-            }
-            int start = in.readerIndex();
-            int limit = in.writerIndex();
-            // Request line: METHOD SP target SP HTTP/1.x
-            int eol = in.indexOf(start, limit, (byte) '\n');
-            if (eol < 0) {
-                if (limit - start > MAX_HEAD) malformed();
-                return;
-            }
-            int sp1 = in.indexOf(start, eol, (byte) ' ');
-            int sp2 = sp1 < 0 ? -1 : in.indexOf(sp1 + 1, eol, (byte) ' ');
-            int lineEnd = in.getByte(eol - 1) == '\r' ? eol - 1 : eol;
-            if (sp1 <= start || sp2 <= sp1 + 1 || lineEnd - sp2 - 1 != 8 || !isHttp1(in, sp2 + 1)) {
-                malformed();
-                return;
-            }
-            boolean http10 = in.getByte(sp2 + 8) == '0';
-            // Headers: only Connection, Content-Length and Transfer-Encoding matter here.
-            boolean close = http10, keepAlive10 = false, chunked = false;
-            long contentLength = 0;
-            int pos = eol + 1;
-            while (true) {
-                int nl = in.indexOf(pos, limit, (byte) '\n');
-                if (nl < 0) {
-                    if (limit - start > MAX_HEAD) malformed();
-                    return; // the head is not complete yet
-                }
-                int lineStart = pos;
-                int end = nl > lineStart && in.getByte(nl - 1) == '\r' ? nl - 1 : nl;
-                pos = nl + 1;
-                if (end == lineStart) break; // the empty line ends the head
-                int colon = in.indexOf(lineStart, end, (byte) ':');
-                if (colon < 0) continue; // not a header line: ignored
-                int nameStart = lineStart;
-                int v = colon + 1;
-                while (v < end && (in.getByte(v) == ' ' || in.getByte(v) == '\t')) v++;
-                int vEnd = end;
-                while (vEnd > v && (in.getByte(vEnd - 1) == ' ' || in.getByte(vEnd - 1) == '\t')) vEnd--;
-                if (nameIs(in, nameStart, colon, "connection")) {
-                    if (contains(in, v, vEnd, "close")) close = true;
-                    else if (contains(in, v, vEnd, "keep-alive") && http10) { close = false; keepAlive10 = true; }
-                } else if (nameIs(in, nameStart, colon, "content-length")) {
-                    contentLength = number(in, v, vEnd);
-                } else if (nameIs(in, nameStart, colon, "transfer-encoding")) {
-                    chunked = true;
-                }
-            }
-            if (contentLength < 0 || contentLength > MAX_BODY) {
-                malformed();
-                return;
-            }
-            if (limit - pos < contentLength) return; // wait for the body (which is ignored)
-            // Request bodies are not part of the contract; a chunked one cannot be skipped without
-            // decoding it, so that request is answered and the connection closed after it.
-            if (chunked) close = true;
-            int targetStart = sp1 + 1;
-            int targetEnd = sp2;
-            int q = in.indexOf(targetStart, targetEnd, (byte) '?');
-            int pathEnd = q < 0 ? targetEnd : q;
-            boolean head = sp1 - start == 4 && startsWith(in, start, "HEAD");
-            boolean allowed = head || (sp1 - start == 3 && startsWith(in, start, "GET"));
-            int route = route(in, targetStart, pathEnd);
-            int id = route >= ROUTE_REDIS && allowed ? (q < 0 ? -1 : Query.id(in, q + 1, targetEnd)) : -1;
-            in.readerIndex(pos + (int) contentLength);
-            byte[] extra = close ? Responses.CLOSE : keepAlive10 ? Responses.KEEP_ALIVE : null;
-            dispatch(route, head, allowed, id, close, extra);
-        }
-    }
-
-    private void malformed() {
-        answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
-    }
-
-    private static boolean isHttp1(io.netty.buffer.ByteBuf in, int at) {
-        return startsWith(in, at, "HTTP/1.") && Character.isDigit(in.getByte(at + 7));
-    }
-
-    private static int route(io.netty.buffer.ByteBuf in, int from, int to) {
-        int length = to - from;
-        for (int r = 0; r < PATHS.length; r++) {
-            byte[] p = PATHS[r];
-            if (p.length == length && startsWith(in, from, p)) return r;
-        }
-        return ROUTE_NONE;
-    }
-
-    private static boolean startsWith(io.netty.buffer.ByteBuf in, int at, byte[] s) {
-        for (int i = 0; i < s.length; i++) if (in.getByte(at + i) != s[i]) return false;
-        return true;
-    }
-
-    private static boolean startsWith(io.netty.buffer.ByteBuf in, int at, String s) {
-        for (int i = 0; i < s.length(); i++) if (in.getByte(at + i) != s.charAt(i)) return false;
-        return true;
-    }
-
-    /** Whether in[from, to) equals the lower-case ASCII {@code name}, ignoring case. */
-    private static boolean nameIs(io.netty.buffer.ByteBuf in, int from, int to, String name) {
-        if (to - from != name.length()) return false;
-        for (int i = 0; i < name.length(); i++) {
-            if ((in.getByte(from + i) | 0x20) != name.charAt(i)) return false;
-        }
-        return true;
-    }
-
-    /** Whether the comma-separated list in[from, to) holds {@code token} (lower-case), ignoring case. */
-    private static boolean contains(io.netty.buffer.ByteBuf in, int from, int to, String token) {
-        int n = token.length();
-        outer:
-        for (int i = from; i + n <= to; i++) {
-            for (int j = 0; j < n; j++) {
-                if ((in.getByte(i + j) | 0x20) != token.charAt(j)) continue outer;
-            }
-            boolean before = i == from || in.getByte(i - 1) == ',' || in.getByte(i - 1) == ' ';
-            boolean after = i + n == to || in.getByte(i + n) == ',' || in.getByte(i + n) == ' ';
-            if (before && after) return true;
-        }
-        return false;
-    }
-
-    private static long number(io.netty.buffer.ByteBuf in, int from, int to) {
-        if (from == to || to - from > 12) return -1;
-        long v = 0;
-        for (int i = from; i < to; i++) {
-            byte c = in.getByte(i);
-            if (c < '0' || c > '9') return -1;
-            v = v * 10 + (c - '0');
-        }
-        return v;
+        ctx.fireChannelInactive();
     }
 
     @Override
@@ -340,13 +167,20 @@ final class HttpHandler extends ByteToMessageDecoder {
         ctx.close();
     }
 
-    /** -Dparser=netty: the same request, from Netty's HttpRequestDecoder. */
     private void onRequest(HttpRequest req) {
-        if (req.decoderResult().isFailure()) {
-            malformed();
+        if (closing) return; // a request after one that closes (Connection: close, a refusal) is not answered
+        DecoderResult result = req.decoderResult();
+        if (result.isFailure()) {
+            refuse(result.cause());
             return;
         }
+        if (req.protocolVersion().majorVersion() != 1) { // Netty accepts any HTTP/d.d; this is HTTP/1.x only
+            answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
+            return;
+        }
+        bodyBytes = 0;
         boolean keepAlive = HttpUtil.isKeepAlive(req);
+        if (HttpUtil.getContentLength(req, 0L) > MAX_BODY) keepAlive = false; // answered, then closed unread
         byte[] extra = !keepAlive ? Responses.CLOSE
                 : req.protocolVersion() == HttpVersion.HTTP_1_0 ? Responses.KEEP_ALIVE : null;
         String uri = req.uri();
@@ -365,6 +199,36 @@ final class HttpHandler extends ByteToMessageDecoder {
         };
         int id = route >= ROUTE_REDIS && allowed ? Query.id(uri, q) : -1;
         dispatch(route, head, allowed, id, !keepAlive, extra);
+    }
+
+    /** Request body bytes (any method): discarded; past MAX_BODY, or a broken body, the connection closes. */
+    private void onBody(HttpContent body) {
+        if (closing) return;
+        bodyBytes += body.content().readableBytes();
+        if (body.decoderResult().isFailure() || bodyBytes > MAX_BODY) {
+            closeAfterAnswers();
+        }
+    }
+
+    /** The decoder refused the request: 414, 431, 408 or 400, with Connection: close, then close. */
+    private void refuse(Throwable cause) {
+        if (dead || !ctx.channel().isActive()) return; // cut off mid-request: nobody to answer
+        int which = cause instanceof TooLongHttpLineException ? Responses.URI_TOO_LONG
+                : cause instanceof TooLongHttpHeaderException ? Responses.HEADER_FIELDS_TOO_LARGE
+                : cause == RequestDecoder.HEAD_TIMEOUT ? Responses.REQUEST_TIMEOUT
+                : Responses.BAD_REQUEST;
+        answer(which, false, true, Responses.CLOSE);
+    }
+
+    /** Close once every answer owed is written (they were promised without Connection: close). */
+    private void closeAfterAnswers() {
+        closing = true;
+        Slot last = queue.peekLast();
+        if (last != null) {
+            last.close = true;
+        } else {
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        }
     }
 
     /** The contract's routing order: path (404), method (405), id (400), then the backend. */
@@ -404,7 +268,7 @@ final class HttpHandler extends ByteToMessageDecoder {
     /** /sleep: a task scheduled on this event loop 10 ms from now; nothing waits meanwhile. */
     private void sleep(boolean head, boolean close, byte[] extra) {
         Slot s = enqueue(head, close, extra);
-        ctx.executor().schedule(() -> {
+        s.timer = ctx.executor().schedule(() -> {
             s.done = true;
             if (dead) return;
             s.buf = s.extraHeader == null ? responses.get(Responses.SLEPT, s.head)
@@ -488,7 +352,7 @@ final class HttpHandler extends ByteToMessageDecoder {
                 ctx.flush();
             }
         }
-        resumeIfDrained();
+        if (!reading) decoder.resumeIfDrained();
     }
 
     private void write(ByteBuf buf, boolean close) {

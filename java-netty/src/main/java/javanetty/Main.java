@@ -10,8 +10,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.EventExecutor;
 
 import java.util.IdentityHashMap;
@@ -22,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
  * only from the environment) are JVM system properties set in stack.toml's run command:
  * -Dtransport=auto|io_uring|epoll|nio, -DeventLoops=N (default: one per core),
- * -Dmysql.pool=N, -Dallocator=pooled|adaptive, -Dparser=own|netty.
+ * -Dmysql.pool=N, -Dallocator=pooled|adaptive, -Dflush=batched|each.
  */
 public final class Main {
     public static void main(String[] args) {
@@ -61,15 +60,6 @@ public final class Main {
         memcache.warm();
         App app = new App(redis, mysql, memcache, config.backendTimeoutMs());
 
-        HttpDecoderConfig decoderConfig = new HttpDecoderConfig()
-                .setMaxInitialLineLength(8192)
-                .setMaxHeaderSize(8192)
-                .setValidateHeaders(false); // we never echo a header back, so validating costs and buys nothing
-        boolean nettyParser = switch (System.getProperty("parser", "own")) {
-            case "own" -> false;
-            case "netty" -> true;
-            default -> throw new IllegalArgumentException("-Dparser must be own or netty");
-        };
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
                 .channel(transport.serverChannel())
@@ -81,14 +71,19 @@ public final class Main {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        if (nettyParser) ch.pipeline().addLast(new HttpRequestDecoder(decoderConfig));
-                        ch.pipeline().addLast(new HttpHandler(app, responses.get(ch.eventLoop())));
+                        RequestDecoder decoder = new RequestDecoder(config.headTimeoutMs());
+                        ch.pipeline().addLast(
+                                // IDLE_TIMEOUT_MS without a byte read: HttpHandler closes on the event
+                                new IdleStateHandler(config.idleTimeoutMs(), 0, 0, TimeUnit.MILLISECONDS),
+                                decoder,
+                                new HttpHandler(app, responses.get(ch.eventLoop()), decoder));
                     }
                 });
         Channel server = bootstrap.bind(config.host(), config.port()).sync().channel();
-        System.out.printf("java-netty listening on %s:%d: transport %s, %d event loop(s), mysql pool %d, %s, parser %s, JDK %s%n",
+        System.out.printf("java-netty listening on %s:%d: transport %s, %d event loop(s), mysql pool %d, %s,"
+                        + " head timeout %d ms, idle timeout %d ms, JDK %s%n",
                 config.host(), config.port(), transport.name(), loops, mysqlPool,
-                alloc.getClass().getSimpleName(), nettyParser ? "netty" : "own", Runtime.version());
+                alloc.getClass().getSimpleName(), config.headTimeoutMs(), config.idleTimeoutMs(), Runtime.version());
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close().awaitUninterruptibly(1, TimeUnit.SECONDS);

@@ -3,70 +3,10 @@ package javanetty;
 /**
  * The contract's id rule: the query string holds exactly one parameter named "id" whose
  * percent-decoded value ("+" is a space) is 1 to 9 digits without a leading zero. Other
- * parameters are ignored. Works on the raw URI, allocation-free.
+ * parameters are ignored. Works on the raw URI (Netty's HttpRequest.uri()), allocation-free.
  */
 final class Query {
     private Query() {
-    }
-
-    /** The same rule on raw request bytes in[from, to) (the part after '?'); the parser's allocation-free path. */
-    static int id(io.netty.buffer.ByteBuf in, int from, int to) {
-        int found = 0;
-        int id = -1;
-        for (int start = from; start <= to; ) {
-            int end = in.indexOf(start, to, (byte) '&');
-            if (end < 0) end = to;
-            int eq = in.indexOf(start, end, (byte) '=');
-            if (eq < 0) eq = end;
-            if (isId(in, start, eq)) {
-                if (++found > 1) return -1;
-                id = eq < end ? digits(in, eq + 1, end) : -1;
-            }
-            start = end + 1;
-        }
-        return found == 1 ? id : -1;
-    }
-
-    private static boolean isId(io.netty.buffer.ByteBuf in, int from, int to) {
-        int matched = 0;
-        for (int i = from; i < to; ) {
-            int c = in.getByte(i) & 0xff;
-            if (c == '%') {
-                c = hex(in, i, to);
-                if (c < 0) return false;
-                i += 3;
-            } else {
-                i++;
-            }
-            if (matched >= 2 || c != "id".charAt(matched)) return false;
-            matched++;
-        }
-        return matched == 2;
-    }
-
-    private static int digits(io.netty.buffer.ByteBuf in, int from, int to) {
-        int value = 0;
-        int count = 0;
-        for (int i = from; i < to; ) {
-            int c = in.getByte(i) & 0xff;
-            if (c == '%') {
-                c = hex(in, i, to);
-                if (c < 0) return -1;
-                i += 3;
-            } else {
-                i++; // '+' decodes to a space, which is not a digit either
-            }
-            if (c < '0' || c > '9' || (count == 0 && c == '0') || ++count > 9) return -1;
-            value = value * 10 + (c - '0');
-        }
-        return count == 0 ? -1 : value;
-    }
-
-    private static int hex(io.netty.buffer.ByteBuf in, int i, int to) {
-        if (i + 2 >= to) return -1;
-        int hi = Character.digit(in.getByte(i + 1) & 0xff, 16);
-        int lo = Character.digit(in.getByte(i + 2) & 0xff, 16);
-        return hi < 0 || lo < 0 ? -1 : hi << 4 | lo;
     }
 
     /** The id, or -1 for a 400. {@code q} is the index of '?' in {@code uri}, or -1. */

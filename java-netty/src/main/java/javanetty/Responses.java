@@ -23,12 +23,14 @@ final class Responses {
             DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
 
     static final int OK = 0, BAD_REQUEST = 1, NOT_FOUND = 2, METHOD_NOT_ALLOWED = 3, INTERNAL_ERROR = 4,
-            UNAVAILABLE = 5, SLEPT = 6;
-    private static final int[] STATUS = {200, 400, 404, 405, 500, 503, 200};
+            UNAVAILABLE = 5, SLEPT = 6, REQUEST_TIMEOUT = 7, URI_TOO_LONG = 8, HEADER_FIELDS_TOO_LARGE = 9;
+    private static final int[] STATUS = {200, 400, 404, 405, 500, 503, 200, 408, 414, 431};
     private static final String[] REASON = {"OK", "Bad Request", "Not Found", "Method Not Allowed",
-            "Internal Server Error", "Service Unavailable", "OK"};
+            "Internal Server Error", "Service Unavailable", "OK", "Request Timeout", "URI Too Long",
+            "Request Header Fields Too Large"};
     private static final byte[][] BODY = ascii("Hello, World!", "Bad Request", "Not Found", "Method Not Allowed",
-            "Internal Server Error", "Service Unavailable", "Slept 10 ms");
+            "Internal Server Error", "Service Unavailable", "Slept 10 ms", "Request Timeout", "URI Too Long",
+            "Request Header Fields Too Large");
 
     private static final byte[] JSON_HEAD = ascii("HTTP/1.1 200 OK\r\nServer: " + SERVER
             + "\r\nContent-Type: application/json\r\nContent-Length: ")[0];
