@@ -64,17 +64,17 @@ final class Conn {
 
     // ---------------------------------------------------------------- reading
 
-    /** decode produced a request; last = nothing after it is read. */
+    /** decode produced a request (which ends its head timer); last = nothing after it is read. */
     synchronized void decoded(boolean last) {
+        partial = false;
+        stopHeadTimer();
         owed++;
         if (last) {
             done = true;
             gate.stop();
-            stopHeadTimer();
         } else if (owed >= PAUSE_AT && !paused) {
             paused = true;
-            gate.pause();
-            stopHeadTimer(); // not the client's fault: we stopped reading
+            gate.pause(); // (no head timer while paused: not the client's fault, we stopped reading)
         }
         if (owed == PIPELINING && ctx.sendRunnable.executor != sendExecutor) {
             // From now on this connection's writes run on virtual threads: t-io's SendRunnable waits for
@@ -107,8 +107,8 @@ final class Conn {
         }
     }
 
-    /** A request was decoded, or the connection closes: stop the head timer. */
-    synchronized void complete() {
+    /** The connection closes: stop the head timer. */
+    synchronized void closed() {
         partial = false;
         stopHeadTimer();
     }

@@ -102,7 +102,6 @@ final class HttpHandler implements TioServerHandler {
             c.incomplete();
             return null;
         }
-        c.complete();
         c.decoded(r.refusal != 0 || !r.keepAlive);
         return r;
     }

@@ -65,7 +65,7 @@ final class Listener implements TioServerListener {
     public void onBeforeClose(ChannelContext ctx, Throwable throwable, String remark, boolean isRemove) {
         Conn c = Conn.of(ctx);
         if (c != null) {
-            c.complete(); // the head timer, if one runs
+            c.closed(); // the head timer, if one runs
         }
     }
 
