@@ -29,6 +29,11 @@ class Response:
     http_version: str
     seconds: float = 0.0
 
+    @classmethod
+    def from_h11(cls, head: h11.Response, body: bytes, seconds: float = 0.0) -> "Response":
+        return cls(head.status_code, [(n.decode().lower(), v.decode("latin-1")) for n, v in head.headers],
+                   bytes(body), head.http_version.decode(), seconds)
+
     def header(self, name: str) -> str | None:
         values = [v for n, v in self.headers if n == name]
         return values[0] if values else None
@@ -131,8 +136,7 @@ class Connection:
         elapsed = time.monotonic() - started
         if self.parser.our_state is h11.DONE and self.parser.their_state is h11.DONE:
             self.parser.start_next_cycle()
-        return Response(head.status_code, [(n.decode().lower(), v.decode("latin-1")) for n, v in head.headers],
-                        bytes(body), head.http_version.decode(), elapsed)
+        return Response.from_h11(head, body, elapsed)
 
     def _expect_nothing_more(self, head: bool) -> None:
         """Bytes after the last answer mean a wrong length, or a body sent on HEAD."""

@@ -168,9 +168,7 @@ def _read_one(sock, parser, wait: float) -> tuple[Response | None, bool, str]:
         elif isinstance(event, h11.Data):
             body += event.data
         elif isinstance(event, h11.EndOfMessage):
-            resp = Response(head.status_code, [(n.decode().lower(), v.decode("latin-1")) for n, v in head.headers],
-                            bytes(body), head.http_version.decode())
-            return resp, eof, ""
+            return Response.from_h11(head, body), eof, ""
         elif isinstance(event, h11.ConnectionClosed):
             return None, True, ""
 
