@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict
 
 from . import backends, contract, procstats, protocol, services, stacks
-from .checking import (IMF_FIXDATE, Check, Target, byte_diff, case_problems, differences,  # noqa: F401
+from .checking import (IMF_FIXDATE, Check, Target, byte_diff, case_problems, differences,
                        show_bytes, summarize)
 from .config import RUN_DIR, SERVICES, backend_timeout_s
 from .http_client import HttpError, ResponseTimeout
