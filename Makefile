@@ -13,15 +13,15 @@ HARNESS := $(PY) -m harness
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
-	@echo "  (STACK=name[,name] limits build/verify/list to some stacks; run needs one)"
+	@echo "  (STACK=name[,name] limits setup/build/verify/list to some stacks; run needs one)"
 
 $(VENV)/.installed: loadtest/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r loadtest/requirements.txt
 	touch $@
 
-setup: $(VENV)/.installed ## install Debian packages, the harness venv, and each stack's own setup step
-	$(HARNESS) setup
+setup: $(VENV)/.installed ## install Debian packages, the harness venv, and each stack's own setup step (STACK=x: only x's)
+	$(HARNESS) setup --stack "$(STACK)"
 
 services-up: setup ## start Redis, MariaDB, memcached on loopback and seed them (no-op when up)
 	$(HARNESS) services-up

@@ -125,7 +125,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_setup(args) -> int:
-    return provision.setup(stacks.discover())
+    return provision.setup(stacks.select(args.stack))
 
 
 def stop_like_ctrl_c_on_sigterm() -> None:
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
-        if name in ("list", "build", "verify", "run"):
+        if name in ("setup", "list", "build", "verify", "run"):
             p.add_argument("--stack", default=None, required=name == "run",
                            help="stack name(s), comma-separated (default: all)")
         if name == "report":

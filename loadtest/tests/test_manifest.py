@@ -75,3 +75,16 @@ def test_a_failing_build_is_reported_with_its_log(tmp_path):
     d = write(tmp_path, "demo", GOOD.replace('build = "true"', 'build = "echo compile error here; exit 1"'))
     with pytest.raises(stacks.StackError, match=r"(?s)build failed.*compile error here"):
         stacks.build(stacks.parse(d / "stack.toml"))
+
+
+def test_setup_with_a_stack_runs_only_that_stacks_setup(monkeypatch):
+    """`make verify STACK=x` runs setup first: another stack's setup step must not run then."""
+    from harness import __main__ as cli, provision
+    seen = []
+    monkeypatch.setattr(cli, "stop_like_ctrl_c_on_sigterm", lambda: None)
+    monkeypatch.setattr(provision, "setup", lambda selected: seen.append([s.name for s in selected]) or 0)
+    assert cli.main(["setup", "--stack", "node-cluster"]) == 0
+    assert cli.main(["setup"]) == 0
+    assert seen[0] == ["node-cluster"]
+    assert len(seen[1]) == len(stacks.discover()) > 1
+    assert cli.main(["setup", "--stack", "no-such-stack"]) == 2
