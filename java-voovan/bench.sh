@@ -20,7 +20,7 @@ while IFS='=' read -r key value; do
   [ -n "${!key:-}" ] || export "$key=$value"
 done < ../shared-schema/defaults.env
 export PORT=${PORT:-18005} STACK_NAME=java-voovan RUN_DIR=${RUN_DIR:-$PWD/../.run/stacks/java-voovan}
-export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+: "${JAVA_HOME:?set JAVA_HOME to a JDK 21 or newer}"
 export PATH=$JAVA_HOME/bin:$PATH
 mkdir -p "$RUN_DIR"
 # the previous run's JVM may still be exiting: wait until the port is free

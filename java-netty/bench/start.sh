@@ -1,10 +1,11 @@
 #!/bin/bash
 # usage: [FLAGS=...] [EXTRA=...] start.sh <name> <port>  -> java-netty pinned to CPU 0; pid in /tmp/jn/<name>.pid
 name=${1:-server}; port=${2:-18002}
-cd /work/wt/java-netty/java-netty
+cd "$(dirname "$0")/.."
 set -a; source ../shared-schema/defaults.env; set +a
 export PORT=$port REDIS_PORT=16401 MYSQL_PORT=13401 MEMCACHE_PORT=21401
-export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH
+: "${JAVA_HOME:?set JAVA_HOME to a JDK 21 or newer}"
+export PATH=$JAVA_HOME/bin:$PATH
 FLAGS=${FLAGS:-"-XX:+UseSerialGC -Xms128m -Xmx128m -XX:MaxDirectMemorySize=128m -XX:+UseCompactObjectHeaders -Xss512k -XX:+PerfDisableSharedMem"}
 ulimit -n $(ulimit -Hn)
 nohup setsid taskset -c 0 java $FLAGS $EXTRA --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \

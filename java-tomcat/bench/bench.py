@@ -25,7 +25,7 @@ import urllib.request
 HERE = pathlib.Path(__file__).resolve().parent
 STACK = HERE.parent
 ROOT = STACK.parent
-JDK = "/usr/lib/jvm/temurin-25-jdk-amd64"
+JDK = os.environ.get("JAVA_HOME") or sys.exit("bench.py: set JAVA_HOME to a JDK 21 or newer")
 PATHS = {"hello": "/hello", "sleep": "/sleep", "redis": "/redis?id=42", "mysql": "/mysql?id=42",
          "memcache": "/memcache?id=42"}
 
