@@ -90,26 +90,23 @@ final class Reply {
      */
     byte[] headBytes(boolean http10KeepAlive, boolean keepAlive, byte[] commonHeader) {
         byte[] connection = !keepAlive ? CLOSE : http10KeepAlive ? KEEP_ALIVE : null;
-        int extra = connection == null ? 0 : connection.length;
-        byte[] out = new byte[headPrefix.length + extra + commonHeader.length];
-        System.arraycopy(headPrefix, 0, out, 0, headPrefix.length);
-        if (connection != null) System.arraycopy(connection, 0, out, headPrefix.length, extra);
-        System.arraycopy(commonHeader, 0, out, headPrefix.length + extra, commonHeader.length);
-        return out;
+        return connection == null ? concat(headPrefix, commonHeader) : concat(headPrefix, connection, commonHeader);
     }
 
     /** A refusal: the whole answer with its body, saying "Connection: close". */
     byte[] refusalBytes() {
-        byte[] common = WebContext.RESPONSE_COMMON_HEADER;
-        byte[] out = new byte[headPrefix.length + CLOSE.length + common.length + body.length];
+        return concat(headPrefix, CLOSE, WebContext.RESPONSE_COMMON_HEADER, body);
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        int length = 0;
+        for (byte[] part : parts) length += part.length;
+        byte[] out = new byte[length];
         int p = 0;
-        System.arraycopy(headPrefix, 0, out, p, headPrefix.length);
-        p += headPrefix.length;
-        System.arraycopy(CLOSE, 0, out, p, CLOSE.length);
-        p += CLOSE.length;
-        System.arraycopy(common, 0, out, p, common.length);
-        p += common.length;
-        System.arraycopy(body, 0, out, p, body.length);
+        for (byte[] part : parts) {
+            System.arraycopy(part, 0, out, p, part.length);
+            p += part.length;
+        }
         return out;
     }
 }
