@@ -26,20 +26,21 @@ def cmd_services_status(args) -> int:
 
 def cmd_list(args) -> int:
     for s in stacks.select(args.stack):
-        reason = s.unavailable_reason()
-        state = "available" if reason is None else f"unavailable: {reason}"
-        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {state}")
+        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {s.availability()}")
     return 0
 
 
 def _available(selected):
+    """The stacks this machine can build; a toolchain that only the build provides is checked after it."""
     ready = []
     for s in selected:
-        reason = s.unavailable_reason()
-        if reason is None:
-            ready.append(s)
-        else:
-            print(f"*** {s.name}: unavailable: {reason} -- SKIPPED ***", file=sys.stderr)
+        found = s.availability()
+        if not found.buildable:
+            print(f"*** {s.name}: {found} -- SKIPPED ***", file=sys.stderr)
+            continue
+        if found.after_build:
+            print(f"{s.name}: {found}", flush=True)
+        ready.append(s)
     return ready
 
 
