@@ -4,7 +4,7 @@ import signal
 import subprocess
 import sys
 
-from . import provision, services, stacks, verify
+from . import provision, services, skeleton, stacks, verify
 from .config import ROOT, SERVICES
 
 
@@ -125,6 +125,20 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_new_stack(args) -> int:
+    try:
+        where, port = skeleton.create(args.name.strip())
+    except skeleton.SkeletonError as e:
+        print(f"new-stack: {e}", file=sys.stderr)
+        return 2
+    name = where.name
+    print(f"wrote {where}/: stack.toml (port {port}), README.md, .gitignore, server.py (a placeholder)\n"
+          f"next: make verify STACK={name}   (the placeholder passes the /hello cases and fails the rest:\n"
+          f"      that is what is left to do); then replace server.py with your framework's server.\n"
+          f"      README.md, \"Adding a stack\": the manifest's keys and the traps every stack here met.")
+    return 0
+
+
 def cmd_setup(args) -> int:
     return provision.setup(stacks.select(args.stack))
 
@@ -154,6 +168,7 @@ def main(argv=None) -> int:
         ("test", cmd_test, "services up, verify every available stack, run the harness tests"),
         ("bench", cmd_bench, "benchmark stacks (settings from the environment: see README)"),
         ("report", cmd_report, "render report.md and report.html from a results.json"),
+        ("new-stack", cmd_new_stack, "write a new stack's skeleton (manifest, README, placeholder server)"),
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
@@ -163,6 +178,8 @@ def main(argv=None) -> int:
         if name == "report":
             p.add_argument("results", nargs="?", default=str(ROOT / "results" / "latest"),
                            help="a results directory or results.json (default: results/latest)")
+        if name == "new-stack":
+            p.add_argument("--name", default="", help="the new stack's name (its directory)")
         if name == "verify":
             p.add_argument("--no-build", action="store_true", help="use the stacks as already built")
     args = parser.parse_args(argv)
