@@ -66,6 +66,7 @@ def test_make_new_stack(tmp_path, monkeypatch, capsys):
 
 
 def test_the_placeholder_builds_and_answers_hello_with_the_contracts_bytes(tmp_path):
+    existing_stack(tmp_path, "other", 18950)  # a port away from the real stacks', which may be running
     where, _ = skeleton.create("demo-py", root=tmp_path)
     stack = stacks.parse(where / "stack.toml")
     assert stack.availability().reason is None  # python3 >= the manifest's minimum, here
