@@ -179,3 +179,26 @@ def test_the_html_report_draws_a_latency_curve_per_endpoint_and_rate():
     for e in doc["settings"]["endpoints"]:
         assert f"<title>/{e}: open loop at 80% of each stack's peak</title>" in page
     assert "Open-loop latency by percentile" in page
+
+
+def test_a_real_run_draws_each_stacks_curve_as_far_as_its_requests_resolve():
+    from harness.bench import report_html
+    doc = results.read(FIX / "results-three-stacks.json")
+    page = unescape(report_html.render(doc))
+    for e in doc["settings"]["endpoints"]:
+        for rate in ("50%", "80%"):
+            assert f"<title>/{e}: open loop at {rate} of each stack's peak</title>" in page
+    netty, fpm = (next(s for s in doc["stacks"] if s["name"] == n) for n in ("java-netty", "php-fpm"))
+    # 54,107 requests resolve p99.99 (5 above it); php-fpm's 8,852 on /hello at 50% do not (0.9)
+    redis = report_html.open_run(netty["endpoints"]["redis"], 0.5)
+    assert report_html.percentile_curve(redis)[-1] == (99.99, redis["percentiles_ms"]["99.99"])
+    assert report_html.percentile_curve(report_html.open_run(fpm["endpoints"]["hello"], 0.5))[-1][0] == 99.9
+    # java-netty's /hello at 80% fell behind its rate: its line is dashed, its legend flagged
+    chart = next(c for c in report_html.latency_curve_charts(doc).split("<svg")
+                 if "/hello: open loop at 80%" in c)
+    assert re.search(r'stroke="#1f77b4" stroke-width="2.5" stroke-dasharray', chart)
+    assert "java-netty 66k/s ⚑" in chart
+    # every data endpoint has its share of the bound; the figures behind one, by hand
+    sob = netty["endpoints"]["mysql"]["share_of_bound"]
+    assert sob["share"] == round(sob["data_rps"] * (1 / sob["hello_rps"] + 1 / sob["ceiling_rps"]), 3)
+    assert all(s["endpoints"][e]["share_of_bound"]["share"] for s in doc["stacks"] for e in ("redis", "mysql", "memcache"))
