@@ -17,6 +17,6 @@ def ab_doc(rounds) -> dict:
             "complete": True, "refused": None, "command": "make ab STACK=node-cluster ENDPOINT=hello A='' B=WORKERS=1",
             "stack": {"name": "node-cluster"}, "endpoint": "hello",
             "sides": {"A": {"env": {}, "text": ""}, "B": {"env": {"WORKERS": "1"}, "text": "WORKERS=1"}},
-            "settings": ab.asdict(s), "git": {"commit": "0123456789abcdef", "dirty": False},
+            "settings": s.knobs(), "git": {"commit": "0123456789abcdef", "dirty": False},
             "machine": {"cpu_model": "AMD EPYC", "cpus": 2}, "cpu_layout": {"server": "0", "loadgen": "1"},
             "rounds": rounds}

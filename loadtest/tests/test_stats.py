@@ -19,6 +19,8 @@ def test_median_and_spread():
     assert stats.median_and_spread([100, 90, 110]) == {"median": 100, "min": 90, "max": 110, "spread_pct": 20.0, "n": 3}
     assert stats.median_and_spread([None]) == {"median": None, "min": None, "max": None, "spread_pct": None, "n": 0}
     assert stats.median_and_spread([0, 0])["spread_pct"] is None  # no percentage of a zero median
+    assert stats.median_and_spread([5.41, 4.66, 5.51], None)["median"] == 5.41
+    assert stats.median_and_spread([5.41, 4.66, 5.51])["median"] == 5.4
 
 
 def test_a_clear_difference_is_real_and_says_which_side_is_better():

@@ -130,6 +130,10 @@ class AbSettings:
                         warmup_max=self.warmup_max, endpoints=[self.endpoint], stacks=self.stack,
                         calibrate=False, foreign_max=self.foreign_max)
 
+    def knobs(self) -> dict:
+        """How the sides were measured (what is measured, stack, endpoint and sides, is recorded apart)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("stack", "endpoint", "a", "b")}
+
     def env_of(self, side: str) -> dict:
         return self.a if side == "A" else self.b
 
@@ -156,8 +160,9 @@ def golden_cases(endpoint: str) -> list[contract.Case]:
 
 
 def unread_knobs(stack: stacks.Stack, env: dict) -> list[str]:
-    """Names that appear nowhere in the stack's own files nor in the contract's defaults: most
-    likely typos, which would measure the defaults twice and call it noise."""
+    """Names that appear nowhere in the stack's own files nor in the contract's defaults: typos,
+    which would measure the defaults twice and call it noise, unless a runtime reads them itself
+    (JAVA_TOOL_OPTIONS, NODE_OPTIONS): so a warning, not a refusal."""
     known = set(contract_settings())
     wanted = {n for n in env if n not in known}
     for path in _source_files(pathlib.Path(stack.dir)):
@@ -258,7 +263,7 @@ class Ab:
                     "finished": None, "complete": False, "refused": None, "command": cfg.command(self.layout),
                     "stack": {"name": stack.name, "framework": stack.framework, "port": stack.port},
                     "endpoint": cfg.endpoint, "sides": {s: {"env": cfg.env_of(s), "text": env_text(cfg.env_of(s))} for s in SIDES},
-                    "settings": asdict(cfg), "git": machine.git(), "machine": machine.describe(),
+                    "settings": cfg.knobs(), "git": machine.git(), "machine": machine.describe(),
                     "loadavg_start": machine.loadavg(), "cpu_layout": self.layout.as_dict(), "limits": limits,
                     "tools": machine.tool_versions(self.bench.oha), "versions": machine.stack_versions(stack),
                     "rounds": [], "summary": None}
@@ -461,7 +466,8 @@ def main(env=None) -> int:
         typos = unread_knobs(stack, cfg.env_of(side))
         if typos:
             print(f"ab: warning: {side} sets {', '.join(typos)}, which appear nowhere in {stack.name}/ nor in the "
-                  "contract's defaults: a typo measures the defaults twice", file=sys.stderr)
+                  "contract's defaults: unless the runtime itself reads it (JAVA_TOOL_OPTIONS, NODE_OPTIONS, ...), "
+                  "this measures the defaults twice", file=sys.stderr)
     ab = Ab(cfg, stack, cpus.Layout.from_env())
     try:
         ab.run()

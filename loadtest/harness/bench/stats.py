@@ -32,14 +32,19 @@ def spread(values) -> float | None:
     return max(values) - min(values) if values else None
 
 
-def median_and_spread(values) -> dict:
-    """{median, min, max, spread_pct, n}: spread_pct is the range as a percentage of the median."""
+def median_and_spread(values, digits: int | None = 1) -> dict:
+    """{median, min, max, spread_pct, n}: spread_pct is the range as a percentage of the median.
+    `digits` rounds the figures (results.json's req/s and µs); None keeps them as measured (a p99
+    of 5.41 ms must not become 5.4)."""
     values = present(values)
     if not values:
         return {"median": None, "min": None, "max": None, "spread_pct": None, "n": 0}
     med = median(values)
     pct = spread(values) / med * 100 if med else None
-    return {"median": round(med, 1), "min": round(min(values), 1), "max": round(max(values), 1),
+
+    def r(v):
+        return v if digits is None or v is None else round(v, digits)
+    return {"median": r(med), "min": r(min(values)), "max": r(max(values)),
             "spread_pct": round(pct, 1) if pct is not None else None, "n": len(values)}
 
 
@@ -76,7 +81,7 @@ def compare(a, b, higher_is_better: bool, min_runs: int = 2) -> Verdict:
     other (no overlap), and the medians further apart than either side's own spread. Anything
     less is within the noise of this run; fewer than `min_runs` runs on a side cannot tell."""
     a, b = present(a), present(b)
-    sa, sb = median_and_spread(a), median_and_spread(b)
+    sa, sb = median_and_spread(a, None), median_and_spread(b, None)
     ma, mb = median(a), median(b)
     change = (mb - ma) / ma * 100 if ma and mb is not None else None
     if len(a) < min_runs or len(b) < min_runs:
