@@ -133,7 +133,7 @@ def cells_of(run: Run) -> dict:
 @dataclass
 class Row:
     label: str
-    figures: dict   # figure key -> stats.Verdict as a dict, with "old"/"new" medians
+    figures: dict   # figure key -> stats.Verdict as a dict (its side a is OLD, b is NEW)
     status: str     # regression, improvement, noise, unjudged
     weight: float   # how far the worst judged change went, for ordering
 
@@ -172,7 +172,10 @@ def compare(old: Run, new: Run) -> dict:
         old_d, new_d = a[key].detail, b[key].detail
         if key[2] == "best" and old_d == new_d:
             continue  # the same level in both: its closed-loop cell says it all
-        label = a[key].label + (f" ({old_d})" if old_d == new_d else f" ({old_d} → {new_d})") if old_d or new_d else a[key].label
+        if old_d == new_d:
+            label = f"{a[key].label} ({old_d})" if old_d else a[key].label
+        else:
+            label = f"{a[key].label} ({old_d} → {new_d})"
         rows.append(compare_cell(label, a[key], b[key]))
     rows.sort(key=lambda r: (ORDER.index(r.status), -r.weight))
     return {"rows": rows, "only_old": sorted(a[k].label for k in a if k not in b and k[2] != "best"),
@@ -197,7 +200,9 @@ def differences(old: Run, new: Run) -> list[str]:
         out.append(f"commit {(o['git'].get('commit') or '?')[:12]}{' (dirty)' if o['git'].get('dirty') else ''} → "
                    f"{(n['git'].get('commit') or '?')[:12]}{' (dirty)' if n['git'].get('dirty') else ''}")
     out += _diff_dict("machine", o["machine"], n["machine"])
-    out += _diff_dict("settings", o["settings"], n["settings"])
+    unmeasured = ("save", "build")  # ab's: where it saved, whether it built first
+    out += _diff_dict("settings", {k: v for k, v in o["settings"].items() if k not in unmeasured},
+                      {k: v for k, v in n["settings"].items() if k not in unmeasured})
     out += _diff_dict("CPU layout", o.get("cpu_layout") or {}, n.get("cpu_layout") or {})
     out += _diff_dict("limits", o.get("limits") or {}, n.get("limits") or {})
     out += _diff_dict("tool", o.get("tools") or {}, n.get("tools") or {})
