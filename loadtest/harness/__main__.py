@@ -139,6 +139,16 @@ def cmd_new_stack(args) -> int:
     return 0
 
 
+def cmd_ab(args) -> int:
+    from .bench import ab
+    return ab.main()
+
+
+def cmd_compare(args) -> int:
+    from .bench import compare
+    return compare.main(args.old, args.new, args.out)
+
+
 def cmd_setup(args) -> int:
     return provision.setup(stacks.select(args.stack))
 
@@ -169,6 +179,8 @@ def main(argv=None) -> int:
         ("bench", cmd_bench, "benchmark stacks (settings from the environment: see README)"),
         ("report", cmd_report, "render report.md and report.html from a results.json"),
         ("new-stack", cmd_new_stack, "write a new stack's skeleton (manifest, README, placeholder server)"),
+        ("ab", cmd_ab, "A/B-test two environments of one stack on one endpoint (settings from the environment)"),
+        ("compare", cmd_compare, "compare two results (results.json or ab.json), regressions first"),
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
@@ -180,6 +192,10 @@ def main(argv=None) -> int:
                            help="a results directory or results.json (default: results/latest)")
         if name == "new-stack":
             p.add_argument("--name", default="", help="the new stack's name (its directory)")
+        if name == "compare":
+            p.add_argument("old", nargs="?", default="", help="the older run's directory (or its results.json / ab.json)")
+            p.add_argument("new", nargs="?", default="", help="the newer run's directory (or its results.json / ab.json)")
+            p.add_argument("--out", default="", help="where to write the HTML page (default: compare.html next to NEW)")
         if name == "verify":
             p.add_argument("--no-build", action="store_true", help="use the stacks as already built")
     args = parser.parse_args(argv)

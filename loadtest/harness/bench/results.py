@@ -7,7 +7,6 @@ again whenever a results.json is written or read, so an older file rendered agai
 import json
 import os
 import pathlib
-import statistics
 
 from .settings import DATA_ENDPOINTS
 
@@ -15,16 +14,6 @@ SCHEMA = "reference-servers/bench-results"
 SCHEMA_VERSION = 1
 KNEE_FRACTION = 0.9
 BOUND_GOAL = 0.75  # issue 17: every data endpoint should reach this share of its bound
-
-
-def median_and_spread(values: list[float]) -> dict:
-    values = [v for v in values if v is not None]
-    if not values:
-        return {"median": None, "min": None, "max": None, "spread_pct": None, "n": 0}
-    med = statistics.median(values)
-    spread = (max(values) - min(values)) / med * 100 if med else None
-    return {"median": round(med, 1), "min": round(min(values), 1), "max": round(max(values), 1),
-            "spread_pct": round(spread, 1) if spread is not None else None, "n": len(values)}
 
 
 def knee(points: list[tuple[int, float]]) -> int | None:
