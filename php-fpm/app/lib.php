@@ -129,23 +129,31 @@ function fetch_redis(int $id): ?string
     } catch (RedisException $e) {
         // phpredis throws for a connection failure or timeout, and also for an error reply that
         // does not start with ERR, WRONGTYPE and a few others (NOPERM, NOAUTH, LOADING, ...:
-        // redis_error_throw in library.c). Only an error reply sets the last error.
-        throw redis_error($redis, $e);
+        // redis_error_throw in library.c).
+        throw redis_failure($redis, $e);
     }
     if ($value === false && $redis->getLastError() !== null) {
         // An error reply phpredis does not throw for (ERR, WRONGTYPE): false, like a miss.
-        throw redis_error($redis, null);
+        throw redis_failure($redis, null);
     }
     return $value === false ? null : $value;
 }
 
-/** A Redis error reply (the server answered: 500), else a connection failure or timeout (503). */
-function redis_error(Redis $redis, ?RedisException $e): RuntimeException
+/**
+ * What a failed command means: the server answering with an error is a 500, unless the error
+ * says it cannot serve now (LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN); anything else (no
+ * connection, no reply in time) is a 503. phpredis keeps an error reply as its last error, but
+ * records a failed reconnect there too ("Connection refused"); a Redis error reply starts with
+ * its kind in capitals (the RESP spec, "Simple errors").
+ */
+function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
 {
-    $reply = $redis->getLastError();
-    return $reply !== null
-        ? new BackendError("redis replied: $reply", 0, $e)
-        : new Unavailable($e?->getMessage() ?? 'redis: no reply', 0, $e);
+    $error = $redis->getLastError() ?? '';
+    if (preg_match('/\A([A-Z][A-Z0-9_]*)(?: |\z)/', $error, $kind) !== 1
+            || in_array($kind[1], ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN'], true)) {
+        return new Unavailable('redis: ' . ($e?->getMessage() ?? $error), 0, $e);
+    }
+    return new BackendError("redis replied: $error", 0, $e);
 }
 
 function fetch_mysql(int $id): ?string
