@@ -207,7 +207,7 @@ function fetch_memcache(int $id): ?string
     // A persistent Memcached instance: with a persistent id, libmemcached's handle and its
     // connection survive the request; the server is added once per worker.
     $mc = persistent() ? new Memcached('greetings') : new Memcached();
-    if (!$mc->getServerList()) {
+    if ($mc->isPristine()) { // a new instance (not one this worker kept): configure it once
         $ms = (int) env('BACKEND_TIMEOUT_MS');
         $mc->setOptions([
             Memcached::OPT_CONNECT_TIMEOUT => $ms,          // ms
