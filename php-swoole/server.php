@@ -16,6 +16,7 @@ use Swoole\Coroutine\Channel;
 use Swoole\Coroutine\Client;
 use Swoole\Database\PDOConfig;
 use Swoole\Database\PDOPool;
+use Swoole\Database\PDOProxy;
 use Swoole\Database\RedisConfig;
 use Swoole\Database\RedisPool;
 use Swoole\Event;
@@ -70,7 +71,7 @@ define('IDLE_TIMEOUT', ((int) $config['IDLE_TIMEOUT_MS']) / 1000);
 define('POOL_SIZE', (int) $config['SWOOLE_POOL_SIZE']);
 // How often App::sweep() looks at the connections: an eighth of the shorter limit, at most 500 ms.
 define('SWEEP_MS', (int) max(20, min(500, min(HEAD_TIMEOUT, IDLE_TIMEOUT) * 1000 / 8)));
-// mysqlnd only knows whole seconds: a backstop; the request's deadline is Deadline::run()'s.
+// mysqlnd only knows whole seconds: a backstop; the request's deadline is App::fetch()'s.
 ini_set('mysqlnd.net_read_timeout', (string) max(1, (int) ceil(TIMEOUT)));
 
 /** A backend is down, refused, or did not answer within the deadline: a 503. */
@@ -117,83 +118,6 @@ final class Pdos extends PDOPool
 final class Memcaches extends ConnectionPool
 {
     use Discards;
-}
-
-/**
- * One request's backend work, bounded by its deadline (BACKEND_TIMEOUT_MS from arrival, pool wait
- * included): a timer cancels the request's coroutine at the deadline (Coroutine::cancel with an
- * exception), so whatever it waits on at that moment (a pool slot, a connect, a reply) ends at
- * once with CanceledException, in the request's own coroutine: nothing runs on after its 503.
- * Each client's own timeouts (BACKEND_TIMEOUT_MS; mysqlnd's in whole seconds) are only a backstop.
- */
-final class Deadline
-{
-    public static function run(float $deadline, Closure $op): mixed
-    {
-        $ms = (int) ceil(($deadline - microtime(true)) * 1000);
-        if ($ms <= 0) {
-            throw new Unavailable('no time left before the deadline');
-        }
-        $cid = Coroutine::getCid();
-        $expired = false;
-        $timer = Timer::after($ms, static function () use ($cid, &$expired) {
-            $expired = true;
-            Coroutine::cancel($cid, true);
-        });
-        try {
-            $result = $op();
-        } catch (Throwable $e) {
-            // The client may wrap the cancellation (a RedisException or PDOException about the
-            // failed read, CanceledException as its previous): the deadline is what happened.
-            throw $expired ? new Unavailable('no answer within the deadline', 0, $e) : $e;
-        } finally {
-            if (!$expired) {
-                Timer::clear($timer);
-            }
-        }
-        return $result;
-    }
-}
-
-/**
- * Runs $use(connection) on a connection of $pool, waiting for one no longer than the deadline.
- * The connection goes back to the pool after a success or an error the backend answered with
- * (BackendError: the connection is in step); after anything else it is closed and dropped, so a
- * late reply can never be read as the answer to a later request, and after a connection-level
- * failure the pool's idle connections are dropped too.
- */
-function with_connection(ConnectionPool $pool, float $deadline, Closure $use, Closure $close): mixed
-{
-    try {
-        $conn = $pool->get(max(0.001, $deadline - microtime(true)));
-    } catch (CanceledException $e) {
-        throw $e;
-    } catch (Throwable $e) {
-        // get() opened a connection (the pool had fewer than its size) and that failed.
-        throw $e instanceof PDOException && !mysql_unavailable($e)
-            ? new BackendError('connect: ' . $e->getMessage(), 0, $e)
-            : new Unavailable('connect: ' . $e->getMessage(), 0, $e);
-    }
-    if ($conn === false) {
-        throw new Unavailable('no free connection within the deadline');
-    }
-    try {
-        $result = $use($conn);
-    } catch (BackendError $e) {
-        $pool->put($conn);
-        throw $e;
-    } catch (Throwable $e) {
-        $deadline_passed = Coroutine::isCanceled(); // Deadline::run cancelled the wait
-        $pool->discard();
-        $close($conn);
-        if ($e instanceof Unavailable && !$deadline_passed) {
-            // Refused, reset or closed (not the deadline: a slow backend's idle connections are fine).
-            $pool->discardIdle();
-        }
-        throw $e;
-    }
-    $pool->put($conn);
-    return $result;
 }
 
 /**
@@ -347,6 +271,8 @@ final class App
     private Memcaches $memcache;
     /** @var WeakMap<PDO, PDOStatement> each MariaDB connection's prepared statement */
     private WeakMap $statements;
+    /** @var array<int, true> coroutines whose deadline timer fired (fetch(), expire()) */
+    private array $expired = [];
     /**
      * Requests one connection may have in flight before the worker stops reading from it
      * (Server::pause), and the count at which it reads again: pipelined requests are coroutines
@@ -422,18 +348,94 @@ final class App
         }
     }
 
+    /**
+     * One request's backend read, bounded by its deadline (BACKEND_TIMEOUT_MS from arrival, pool
+     * wait included): a timer set for the deadline cancels the request's coroutine
+     * (Coroutine::cancel with an exception), so whatever it waits on at that moment (a pool slot,
+     * a connect, a reply) ends at once with CanceledException, in the request's own coroutine:
+     * nothing runs on after its 503. Each client's own timeouts (BACKEND_TIMEOUT_MS; mysqlnd's in
+     * whole seconds) are only a backstop.
+     */
     private function fetch(string $path, int $id, float $deadline): ?string
     {
-        return match ($path) {
-            '/redis' => Deadline::run($deadline, fn() => with_connection($this->redis, $deadline,
-                static fn(Redis $r) => redis_get($r, "greeting:$id"), static fn(Redis $r) => $r->close())),
-            '/mysql' => Deadline::run($deadline, fn() => with_connection($this->mysql, $deadline,
-                fn(object $proxy) => $this->select($proxy, $id), static function (object $proxy) {
-                    // Dropping the last reference closes the connection.
-                })),
-            default => Deadline::run($deadline, fn() => with_connection($this->memcache, $deadline,
-                static fn(MemcacheConnection $m) => $m->get("greeting:$id"), static fn(MemcacheConnection $m) => $m->close())),
+        $ms = (int) ceil(($deadline - microtime(true)) * 1000);
+        if ($ms <= 0) {
+            throw new Unavailable('no time left before the deadline');
+        }
+        $cid = Coroutine::getCid();
+        $timer = Timer::after($ms, [$this, 'expire'], $cid);
+        try {
+            return $this->read($path, $id, $deadline);
+        } catch (Throwable $e) {
+            // The client may wrap the cancellation (a RedisException or PDOException about the
+            // failed read, CanceledException as its previous): the deadline is what happened.
+            throw isset($this->expired[$cid]) ? new Unavailable('no answer within the deadline', 0, $e) : $e;
+        } finally {
+            if (isset($this->expired[$cid])) {
+                unset($this->expired[$cid]);
+            } else {
+                Timer::clear($timer);
+            }
+        }
+    }
+
+    /** The timer of a request's deadline: ends whatever its coroutine is waiting on. */
+    public function expire(int $cid): void
+    {
+        $this->expired[$cid] = true;
+        Coroutine::cancel($cid, true);
+    }
+
+    /**
+     * The read on a connection of the endpoint's pool, waiting for one no longer than the
+     * deadline. The connection goes back to the pool after a success or an error the backend
+     * answered with (BackendError: the connection is in step); after anything else it is closed
+     * and dropped, so a late reply can never be read as the answer to a later request, and after
+     * a connection-level failure the pool's idle connections are dropped too.
+     */
+    private function read(string $path, int $id, float $deadline): ?string
+    {
+        $pool = match ($path) {
+            '/redis' => $this->redis,
+            '/mysql' => $this->mysql,
+            default => $this->memcache,
         };
+        try {
+            $conn = $pool->get(max(0.001, $deadline - microtime(true)));
+        } catch (CanceledException $e) {
+            throw $e;
+        } catch (Throwable $e) {
+            // get() opened a connection (the pool had fewer than its size) and that failed.
+            throw $e instanceof PDOException && !mysql_unavailable($e)
+                ? new BackendError('connect: ' . $e->getMessage(), 0, $e)
+                : new Unavailable('connect: ' . $e->getMessage(), 0, $e);
+        }
+        if ($conn === false) {
+            throw new Unavailable('no free connection within the deadline');
+        }
+        try {
+            $value = match ($path) {
+                '/redis' => redis_get($conn, "greeting:$id"),
+                '/mysql' => $this->select($conn, $id),
+                default => $conn->get("greeting:$id"),
+            };
+        } catch (BackendError $e) {
+            $pool->put($conn);
+            throw $e;
+        } catch (Throwable $e) {
+            $deadlinePassed = Coroutine::isCanceled();
+            $pool->discard();
+            if (!$conn instanceof PDOProxy) {
+                $conn->close(); // a PDO connection closes when its last reference goes
+            }
+            if ($e instanceof Unavailable && !$deadlinePassed) {
+                // Refused, reset or closed (not the deadline: a slow backend's idle connections are fine).
+                $pool->discardIdle();
+            }
+            throw $e;
+        }
+        $pool->put($conn);
+        return $value;
     }
 
     /**
