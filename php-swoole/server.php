@@ -161,7 +161,11 @@ function redis_get(Redis $r, string $key): ?string
  */
 function redis_failure(Redis $r, ?RedisException $e): RuntimeException
 {
-    $error = $r->getLastError() ?? '';
+    try {
+        $error = $r->getLastError() ?? '';
+    } catch (RedisException) {
+        $error = ''; // phpredis throws here too when the connection is gone: no reply came
+    }
     if (preg_match('/\A([A-Z][A-Z0-9_]*)(?: |\z)/', $error, $kind) !== 1
             || in_array($kind[1], ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN'], true)) {
         return new Unavailable('redis: ' . ($e?->getMessage() ?? $error), 0, $e);

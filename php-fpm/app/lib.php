@@ -148,7 +148,11 @@ function fetch_redis(int $id): ?string
  */
 function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
 {
-    $error = $redis->getLastError() ?? '';
+    try {
+        $error = $redis->getLastError() ?? '';
+    } catch (RedisException) {
+        $error = ''; // phpredis throws here too when the connection is gone: no reply came
+    }
     if (preg_match('/\A([A-Z][A-Z0-9_]*)(?: |\z)/', $error, $kind) !== 1
             || in_array($kind[1], ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN'], true)) {
         return new Unavailable('redis: ' . ($e?->getMessage() ?? $error), 0, $e);
