@@ -13,6 +13,7 @@ import { createMysql } from './mysql.js';
 import { createRedis } from './redis.js';
 import { MAX_REQUEST_LINE, onClientError, requestLineLength, serverOptions } from './protocol.js';
 import { error, greetingJson, json, parseId, text } from './respond.js';
+import { Unavailable } from './unavailable.js';
 
 const STOP_GRACE_MS = 1500; // the harness expects a stop in under 2 s
 const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
@@ -82,13 +83,32 @@ function runPrimary() {
   for (let i = 0; i < config.workers; i++) cluster.fork();
 }
 
-// Resolves like `promise`, or rejects once `ms` have passed.
-function withDeadline(promise, ms) {
-  let timer;
-  const deadline = new Promise((_, reject) => {
-    timer = setTimeout(reject, ms, new Error(`no answer within ${ms} ms`));
+// Runs `read(deadline)` and settles like it, or rejects with Unavailable once `ms` have passed.
+// `deadline` (a Date.now() value) tells the read when its answer stops being wanted, so that it
+// can give back what it holds (mysql.js); the drivers' own timeouts end the work behind it.
+function withDeadline(read, ms) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Unavailable('deadline', `no answer within ${ms} ms`)), ms);
+    read(Date.now() + ms).then(
+      (value) => { clearTimeout(timer); resolve(value); },
+      (err) => { clearTimeout(timer); reject(err); },
+    );
   });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+// A backend answering with an error is logged, but at most once a second: a broken table or a
+// revoked permission must not turn every request into a log line.
+let lastLogged = 0;
+let unlogged = 0;
+function logFailure(err) {
+  const now = Date.now();
+  if (now - lastLogged < 1000) {
+    unlogged++;
+    return;
+  }
+  console.error(`node-cluster: 500 for a backend error${unlogged ? ` (and ${unlogged} more since the last line)` : ''}:`, err);
+  lastLogged = now;
+  unlogged = 0;
 }
 
 function runWorker() {
@@ -105,9 +125,11 @@ function runWorker() {
     if (id === null) return error(res, 400);
     let message;
     try {
-      message = await withDeadline(backend.get(id), config.timeoutMs);
-    } catch {
-      return error(res, 503); // down, refusing, or slower than BACKEND_TIMEOUT_MS
+      message = await withDeadline((deadline) => backend.get(id, deadline), config.timeoutMs);
+    } catch (err) {
+      if (err instanceof Unavailable) return error(res, 503); // down, refusing, full or too slow
+      logFailure(err);
+      return error(res, 500); // the backend answered with an error (the contract's "unexpected")
     }
     if (message === null) return error(res, 404);
     json(res, greetingJson(id, message));
@@ -153,7 +175,7 @@ function runWorker() {
   });
   // Serve once every backend has answered, or after BACKEND_TIMEOUT_MS if one is down (its
   // requests then get 503 until it is back): the first requests never race the connections.
-  Promise.allSettled(Object.values(backends).map((backend) => withDeadline(backend.ready(), config.timeoutMs)))
+  Promise.allSettled(Object.values(backends).map((backend) => withDeadline(() => backend.ready(), config.timeoutMs)))
     .then(() => server.listen({ host: config.host, port: config.port, backlog: BACKLOG }));
 
   // Stop accepting, close idle connections, let in-flight requests finish (answered with
