@@ -3,12 +3,14 @@
 The read counters come from each server's own statistics, so they count what a stack really
 sent, whatever its driver does.
 """
+import contextlib
+
 import pymemcache.client.base
 import pymysql
 import redis
 
 from . import contract
-from .config import settings
+from .config import external_services, settings
 
 KEY = "greeting:{}"
 
@@ -35,6 +37,10 @@ class Redis:
 
     def set_message(self, i: int, message: str) -> None:
         self.client.set(KEY.format(i), message.encode())
+
+    def answer_errors(self, on: bool) -> None:
+        """GET answered with an error reply (`-NOPERM`): Redis up and answering, the command refused."""
+        self.client.execute_command("ACL", "SETUSER", "default", "-get" if on else "+get")
 
     def close(self) -> None:
         self.client.close()
@@ -102,6 +108,16 @@ class Mysql:
         with self.conn.cursor() as cur:
             cur.execute("UPDATE greeting SET message = %s WHERE id = %s", (message, i))
 
+    def answer_errors(self, on: bool) -> None:
+        """The select answered with a SQL error (1146, no such table): the server up, the query failing."""
+        with self.conn.cursor() as cur:
+            cur.execute("SHOW TABLES LIKE 'greeting%'")
+            tables = {row[0] for row in cur.fetchall()}
+            if on and "greeting" in tables:
+                cur.execute("RENAME TABLE greeting TO greeting_hidden")
+            elif not on and "greeting_hidden" in tables:
+                cur.execute("RENAME TABLE greeting_hidden TO greeting")
+
     def close(self) -> None:
         self.conn.close()
 
@@ -113,9 +129,27 @@ def client(name: str, **kw):
     return CLIENTS[name](**kw)
 
 
+# Backends that can be made to answer a read with an error while staying available (memcached's
+# text protocol has no error reply to a GET that a client could provoke).
+ANSWERS_ERRORS = ("redis", "mysql")
+
+
+@contextlib.contextmanager
+def answering_errors(name: str):
+    c = client(name)
+    try:
+        c.answer_errors(True)
+        yield
+    finally:
+        c.answer_errors(False)
+        c.close()
+
+
 def seed(name: str) -> None:
     c = client(name)
     try:
+        if name in ANSWERS_ERRORS and name not in external_services():
+            c.answer_errors(False)  # an interrupted check must not leave its fault behind
         c.seed(contract.greetings())
     finally:
         c.close()

@@ -33,6 +33,7 @@ FAULTS = {
     "head_body": "sends the body on HEAD",
     "slow_503": "delays 503 answers by 2 s",
     "503_as_500": "turns 503 into 500",
+    "500_as_503": "turns 500 into 503 (every backend error reported as unavailability)",
     "crossed": "under concurrency, now and then answers with the previous data response's body",
     "stall": "reads every request and never answers (a hung server whose kernel still accepts)",
 }
@@ -154,6 +155,9 @@ class BrokenProxy:
         if f == "503_as_500" and status == 503:
             status, body = 500, b"Internal Server Error"
             headers = [(n, "21" if n == "content-length" else v) for n, v in headers]
+        if f == "500_as_503" and status == 500:
+            status, body = 503, b"Service Unavailable"
+            headers = [(n, "19" if n == "content-length" else v) for n, v in headers]
 
         # Let h11 track the exchange (keep-alive rules); what goes out on the wire is built below.
         parser.send(h11.Response(status_code=200, headers=[("content-length", "0")]))

@@ -28,6 +28,7 @@ CHECKS = {
     "sleep_waits": verify.check_sleep_waits,
     "concurrency": verify.check_concurrency,
     "outage_redis": only(verify.check_outages, names=("redis",)),
+    "backend_error_redis": only(verify.check_backend_errors, names=("redis",)),
 }
 
 # fault -> the check that must catch it (and, where it matters, which of its results)
@@ -52,6 +53,7 @@ CAUGHT_BY = [
     ("crossed", "concurrency", None),
     ("slow_503", "outage_redis", None),
     ("503_as_500", "outage_redis", None),
+    ("500_as_503", "backend_error_redis", None),
 ]
 
 
