@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args compare clean
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args compare new-stack clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -60,6 +60,10 @@ bench-args:
 RESULTS ?= results/latest
 report: $(VENV)/.installed ## re-render report.md and report.html from a results.json (RESULTS=dir, default results/latest)
 	$(HARNESS) report "$(RESULTS)"
+
+NAME ?=
+new-stack: $(VENV)/.installed ## a new stack's skeleton: make new-stack NAME=go-nethttp (manifest on the next free port, README, placeholder server)
+	$(HARNESS) new-stack --name "$(NAME)"
 
 ab: ab-args setup ## A/B one knob: make ab STACK=x ENDPOINT=e A='VAR=value ...' B='VAR=value ...' [ROUNDS=3] [OPEN_RATE=n] [SAVE=file]
 	$(HARNESS) ab

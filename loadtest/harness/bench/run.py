@@ -292,8 +292,8 @@ class Bench:
             self.say(plan.stack_seconds(self.s), f"{stack.name}: unavailable: {reason}")
             entry.update(status="unavailable", reason=reason)
             return entry
-        entry["versions"] = machine.stack_versions(stack)
         ok, checks = verify.verify_stack(stack, build_first=True)
+        entry["versions"] = machine.stack_versions(stack)  # after the build: it may bring the runtime (`path`)
         entry["verify"] = {"ok": ok, "passed": sum(c.ok and not c.skipped for c in checks),
                            "failed": [c.name for c in checks if not c.ok and not c.skipped],
                            "skipped": [c.name for c in checks if c.skipped]}
