@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report clean
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args compare new-stack clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -60,6 +60,19 @@ bench-args:
 RESULTS ?= results/latest
 report: $(VENV)/.installed ## re-render report.md and report.html from a results.json (RESULTS=dir, default results/latest)
 	$(HARNESS) report "$(RESULTS)"
+
+NAME ?=
+new-stack: $(VENV)/.installed ## a new stack's skeleton: make new-stack NAME=go-nethttp (manifest on the next free port, README, placeholder server)
+	$(HARNESS) new-stack --name "$(NAME)"
+
+ab: ab-args setup ## A/B one knob: make ab STACK=x ENDPOINT=e A='VAR=value ...' B='VAR=value ...' [ROUNDS=3] [OPEN_RATE=n] [SAVE=file]
+	$(HARNESS) ab
+
+ab-args:
+	@test -n "$(STACK)" -a -n "$(ENDPOINT)" || { echo "usage: make ab STACK=<name> ENDPOINT=<endpoint> A='VAR=value ...' B='VAR=value ...' (see README, make ab)"; exit 2; }
+
+compare: $(VENV)/.installed ## two runs side by side, regressions first: make compare OLD=results/<a> NEW=results/<b> [OUT=file.html]
+	$(HARNESS) compare "$(OLD)" "$(NEW)" --out "$(OUT)"
 
 clean: services-down ## stop services and remove run state (.run/)
 	rm -rf .run

@@ -1,6 +1,7 @@
 // Configuration comes from the environment only. The harness passes every variable of
-// shared-schema/defaults.env, so nothing is defaulted here: a missing variable is a deployment
-// error and is reported by name.
+// shared-schema/defaults.env, so none of those is defaulted here: a missing one is a deployment
+// error and is reported by name. The stack's own tuning knobs (README, Tuning) have their
+// defaults here, in TUNING.
 import os from 'node:os';
 
 const REQUIRED = [
@@ -10,6 +11,15 @@ const REQUIRED = [
   'MEMCACHE_HOST', 'MEMCACHE_PORT',
   'BACKEND_TIMEOUT_MS', 'HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS',
 ];
+
+// Per worker; each is an environment variable of the same name.
+const TUNING = {
+  MYSQL_POOL_SIZE: 16,
+  MEMCACHE_CONNECTIONS: 2,
+};
+// Requests waiting for a pooled MariaDB connection, per worker: as many as the benchmark's 1,024
+// connections can put on one worker, twice over; a request past it is answered 503 at once.
+const MYSQL_QUEUE_LIMIT = 2048;
 
 export class ConfigError extends Error {}
 
@@ -27,6 +37,7 @@ export function loadConfig(env = process.env) {
     throw new ConfigError(`missing required environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
   }
   const timeoutMs = integer(env, 'BACKEND_TIMEOUT_MS', 1, 600_000);
+  const tuning = (name, max) => (env[name] === undefined ? TUNING[name] : integer(env, name, 1, max));
   return {
     // Protocol hygiene (CONTRACT.md): how long a request head may take from its first byte, and
     // how long a kept-alive connection may stay silent.
@@ -45,7 +56,14 @@ export function loadConfig(env = process.env) {
       password: env.MYSQL_PASSWORD,
       database: env.MYSQL_DATABASE,
       timeoutMs,
+      poolSize: tuning('MYSQL_POOL_SIZE', 1024),
+      queueLimit: MYSQL_QUEUE_LIMIT,
     },
-    memcache: { host: env.MEMCACHE_HOST, port: integer(env, 'MEMCACHE_PORT', 1, 65535), timeoutMs },
+    memcache: {
+      host: env.MEMCACHE_HOST,
+      port: integer(env, 'MEMCACHE_PORT', 1, 65535),
+      timeoutMs,
+      connections: tuning('MEMCACHE_CONNECTIONS', 1024),
+    },
   };
 }

@@ -1,39 +1,33 @@
-// memcached: memcache-client connections behind generic-pool; a read is one text-protocol
-// `get greeting:<id>`. Each pooled client owns a single socket and is lent to one request at a
-// time, so a reply can only ever belong to the request holding that client.
-import genericPool from 'generic-pool';
+// memcached: one memcache-client per worker; a read is one text-protocol `get greeting:<id>`.
+// The client opens up to `connections` sockets, sends each command on an idle one or else on
+// the least busy one (pipelining), and matches replies to commands in order per socket.
 import { MemcacheClient } from 'memcache-client';
+import { Unavailable } from './unavailable.js';
 
-const CONNECTIONS = 16; // per worker; see README, Tuning
+export function createMemcache({ host, port, timeoutMs, connections }) {
+  const client = new MemcacheClient({
+    server: { server: `${host}:${port}`, maxConnections: connections },
+    connectTimeout: timeoutMs,
+    // A socket whose oldest command has waited longer than this is destroyed with every command
+    // on it (503), so a late reply is never read and a frozen memcached holds at most one
+    // timeout's worth of commands; the next command opens a new socket. The client never retries.
+    cmdTimeout: timeoutMs,
+    noDelay: true,
+  });
 
-export function createMemcache({ host, port, timeoutMs }) {
-  const pool = genericPool.createPool(
-    {
-      // Connects lazily on first use and reconnects by itself after the socket is lost.
-      create: async () => new MemcacheClient({
-        server: { server: `${host}:${port}`, maxConnections: 1 },
-        connectTimeout: timeoutMs,
-        // On a timeout the client destroys its socket, so a late reply cannot be misread.
-        cmdTimeout: timeoutMs,
-        noDelay: true,
-      }),
-      destroy: async (client) => client.shutdown(),
-    },
-    { max: CONNECTIONS, acquireTimeoutMillis: timeoutMs },
-  );
+  // A reply `ERROR`, `CLIENT_ERROR ...` or `SERVER_ERROR ...` (memcache-client attaches its
+  // tokens as `cmdTokens`) is memcached answering: the caller's 500. Every other rejection is the
+  // socket failing: refused, reset, timed out.
+  const unavailable = (err) => (err.cmdTokens ? err : new Unavailable('memcache', err));
 
-  // pool.use lends a client for one operation: released afterwards, or destroyed on an error.
   return {
     /** The message for `id`, or null when there is no such key. */
-    async get(id) {
-      const item = await pool.use((client) => client.get(`greeting:${id}`));
-      return item === undefined ? null : item.value;
-    },
-    /** Opens the first pooled connection (`version` is not a read). */
-    ready: () => pool.use((client) => client.version()),
-    async close() {
-      await pool.drain();
-      await pool.clear();
-    },
+    get: (id) => client.get(`greeting:${id}`).then(
+      (item) => (item === undefined ? null : item.value),
+      (err) => { throw unavailable(err); },
+    ),
+    /** Opens the first connection (`version` is not a read). */
+    ready: () => client.version(),
+    close: async () => client.shutdown(),
   };
 }

@@ -1,11 +1,15 @@
-// MariaDB: a mysql2 pool per worker; a read is one server-side prepared SELECT (pool.execute
-// prepares the statement once per connection and caches it).
+// MariaDB: a mysql2 pool per worker; a read is one server-side prepared SELECT (execute prepares
+// the statement once per connection and caches it).
 import mysql from 'mysql2/promise';
+import { Unavailable } from './unavailable.js';
 
 const SQL = 'SELECT id, message FROM greeting WHERE id = ?';
-const CONNECTIONS = 16; // per worker; see README, Tuning
+// Server errors that say MariaDB cannot serve right now, not that the statement is wrong:
+// ER_CON_COUNT_ERROR, ER_SERVER_SHUTDOWN, ER_LOCK_WAIT_TIMEOUT, ER_QUERY_INTERRUPTED,
+// ER_CONNECTION_KILLED (MariaDB).
+const BUSY_ERRNOS = new Set([1040, 1053, 1205, 1317, 1927]);
 
-export function createMysql({ host, port, user, password, database, timeoutMs }) {
+export function createMysql({ host, port, user, password, database, timeoutMs, poolSize, queueLimit }) {
   const pool = mysql.createPool({
     host,
     port,
@@ -13,20 +17,50 @@ export function createMysql({ host, port, user, password, database, timeoutMs })
     password,
     database,
     charset: 'utf8mb4',
-    connectionLimit: CONNECTIONS,
-    maxIdle: CONNECTIONS,
+    connectionLimit: poolSize,
+    maxIdle: poolSize,
+    // mysql2's pool has no acquire timeout: its wait queue is bounded by length instead, and a
+    // request that finds it full is answered 503 at once.
+    queueLimit,
     connectTimeout: timeoutMs,
     enableKeepAlive: true,
   });
 
   return {
-    /** The message for `id`, or null when there is no such row. */
-    async get(id) {
-      // `timeout` bounds the query itself; the caller's deadline also covers the pool wait.
-      // A timed-out query keeps its connection until the late reply arrives, so a connection
-      // never returns to the pool with a reply still owed on it.
-      const [rows] = await pool.execute({ sql: SQL, timeout: timeoutMs }, [Number(id)]);
-      return rows.length > 0 ? rows[0].message : null;
+    /**
+     * The message for `id`, or null when there is no such row. `deadline` (a Date.now() value)
+     * is when the caller answers 503: a connection obtained after it is handed back unused, and
+     * a statement still running at it is abandoned with its connection.
+     */
+    async get(id, deadline) {
+      let conn;
+      try {
+        conn = await pool.getConnection();
+      } catch (err) {
+        throw new Unavailable('mysql', err); // refused, connect timeout, queue full
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        conn.release();
+        throw new Unavailable('mysql', 'no pooled connection before the deadline');
+      }
+      try {
+        // `timeout` fails the statement once the caller's deadline has passed.
+        const [rows] = await conn.execute({ sql: SQL, timeout: left }, [Number(id)]);
+        conn.release();
+        return rows.length > 0 ? rows[0].message : null;
+      } catch (err) {
+        if (err.code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+          // mysql2 would keep the connection busy until the late reply arrives, then reuse it;
+          // destroying it frees the pool slot now (the pool opens a new one when needed).
+          conn.destroy();
+          throw new Unavailable('mysql', err);
+        }
+        conn.release(); // a no-op once a fatal error has removed it from the pool
+        // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
+        // answering: the caller's 500, unless it says the server cannot serve now.
+        throw err.fatal || BUSY_ERRNOS.has(err.errno) ? new Unavailable('mysql', err) : err;
+      }
     },
     /** Opens the first pooled connection. */
     ready: async () => (await pool.getConnection()).release(),

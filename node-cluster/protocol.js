@@ -23,6 +23,10 @@ export function serverOptions({ headTimeoutMs, idleTimeoutMs }) {
     // Node's default, stated so that NODE_OPTIONS=--insecure-http-parser cannot turn on lenient
     // parsing (which accepts, among others, Transfer-Encoding with Content-Length).
     insecureHTTPParser: false,
+    // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node then
+    // hands it over with its body stream already ended instead of running the stream's events.
+    // Requests with a body still take the ordinary path and have it read and dropped.
+    optimizeEmptyRequests: true,
     // A head must be complete within HEAD_TIMEOUT_MS of its first byte (of the connection's start
     // for its first request), however slowly it trickles in...
     headersTimeout: headTimeoutMs,

@@ -1,6 +1,10 @@
 // Redis: one multiplexed ioredis connection per worker; a read is one `GET greeting:<id>`.
 import { once } from 'node:events';
-import Redis from 'ioredis';
+import Redis, { ReplyError } from 'ioredis';
+import { Unavailable } from './unavailable.js';
+
+// Error replies that say Redis cannot serve right now, not that the command is wrong.
+const BUSY_REPLIES = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 
 export function createRedis({ host, port, timeoutMs }) {
   const client = new Redis({
@@ -10,6 +14,11 @@ export function createRedis({ host, port, timeoutMs }) {
     // Bounds every command; a late reply still lands on its own (already timed-out) command,
     // because ioredis keeps the command in its FIFO reply queue, so replies never shift.
     commandTimeout: timeoutMs,
+    // A connection that has commands waiting and receives nothing for this long is destroyed:
+    // every command on it fails (503) and ioredis reconnects. This bounds the reply queue of a
+    // frozen Redis to one timeout's worth of commands, where commandTimeout alone would keep
+    // every timed-out command queued until Redis answers.
+    socketTimeout: timeoutMs,
     // While disconnected, fail at once (503) instead of queueing requests for later.
     enableOfflineQueue: false,
     // A request reads exactly once: never resend a command after a reconnect.
@@ -32,9 +41,15 @@ export function createRedis({ host, port, timeoutMs }) {
     healthy = true;
   });
 
+  // An error reply (`-NOPERM ...`, `-WRONGTYPE ...`) is Redis answering: the caller's 500. Every
+  // other rejection is ioredis saying the connection cannot carry the command: closed, not yet
+  // ready, timed out, reset.
+  const unavailable = (err) =>
+    (err instanceof ReplyError && !BUSY_REPLIES.test(err.message) ? err : new Unavailable('redis', err));
+
   return {
     /** The message for `id`, or null when there is no such key. */
-    get: (id) => client.get(`greeting:${id}`),
+    get: (id) => client.get(`greeting:${id}`).catch((err) => { throw unavailable(err); }),
     /** Settles once connected: until then every command fails fast (no offline queue). */
     ready: () => (client.status === 'ready' ? Promise.resolve() : once(client, 'ready')),
     close: () => client.quit().catch(() => client.disconnect()),

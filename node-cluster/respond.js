@@ -67,9 +67,10 @@ export function parseId(query) {
   return ids.length === 1 && ID.test(ids[0]) ? ids[0] : null;
 }
 
-// {"id":N,"message":"…"} with only `"` and `\` escaped and everything else raw UTF-8, exactly as
-// the contract spells it. (JSON.stringify would agree for this data, which has no control
-// characters, but the rule is written out so the bytes do not depend on that.)
+// {"id":N,"message":"…"}: JSON.stringify gives the contract's bytes exactly. It escapes `"`, `\`,
+// control characters and lone surrogates, and writes everything else as raw UTF-8 (`/`, `<`,
+// `&`, CJK and emoji included); the contract's messages hold no control characters and no lone
+// surrogates, and `id` is at most nine digits, so the number prints as the same decimal.
 export function greetingJson(id, message) {
-  return `{"id":${id},"message":"${message.replace(/["\\]/g, '\\$&')}"}`;
+  return JSON.stringify({ id: Number(id), message });
 }

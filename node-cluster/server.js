@@ -1,21 +1,13 @@
 // node-cluster: the endpoint contract on plain node:http, one worker process per core.
 //
-// The primary only forks and supervises workers; it never handles a request. Each worker runs
-// its own event loop, HTTP server and backend connections, and accepts its own connections on
-// the shared listening socket (SCHED_NONE, see runPrimary). Nothing blocks an event loop:
-// backend reads and the /sleep timer are asynchronous, so one worker serves many requests at once.
+// The primary only forks and supervises workers; it never handles a request. Each worker
+// (worker.js) runs its own event loop, HTTP server and backend connections, and accepts its own
+// connections on the shared listening socket (SCHED_NONE, see runPrimary). The primary loads
+// neither node:http nor the backend clients: that would cost it about 40 MiB of resident memory.
 import cluster from 'node:cluster';
-import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig } from './config.js';
-import { createMemcache } from './memcache.js';
-import { createMysql } from './mysql.js';
-import { createRedis } from './redis.js';
-import { MAX_REQUEST_LINE, onClientError, requestLineLength, serverOptions } from './protocol.js';
-import { error, greetingJson, json, parseId, text } from './respond.js';
 
 const STOP_GRACE_MS = 1500; // the harness expects a stop in under 2 s
-const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
 
 let config;
 try {
@@ -29,7 +21,8 @@ try {
 if (cluster.isPrimary) {
   runPrimary();
 } else {
-  runWorker();
+  const { runWorker } = await import('./worker.js');
+  runWorker(config);
 }
 
 function runPrimary() {
@@ -80,93 +73,4 @@ function runPrimary() {
   console.log(`node-cluster: primary ${process.pid} starting ${config.workers} workers ` +
     `(scheduling: ${cluster.schedulingPolicy === cluster.SCHED_NONE ? 'none' : 'rr'})`);
   for (let i = 0; i < config.workers; i++) cluster.fork();
-}
-
-// Resolves like `promise`, or rejects once `ms` have passed.
-function withDeadline(promise, ms) {
-  let timer;
-  const deadline = new Promise((_, reject) => {
-    timer = setTimeout(reject, ms, new Error(`no answer within ${ms} ms`));
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
-
-function runWorker() {
-  let stopping = false;
-  const backends = {
-    redis: createRedis(config.redis),
-    mysql: createMysql(config.mysql),
-    memcache: createMemcache(config.memcache),
-  };
-
-  // One backend read per request; the deadline covers everything, pool waits included.
-  const greeting = (backend) => async (res, query) => {
-    const id = parseId(query);
-    if (id === null) return error(res, 400);
-    let message;
-    try {
-      message = await withDeadline(backend.get(id), config.timeoutMs);
-    } catch {
-      return error(res, 503); // down, refusing, or slower than BACKEND_TIMEOUT_MS
-    }
-    if (message === null) return error(res, 404);
-    json(res, greetingJson(id, message));
-  };
-
-  const routes = new Map([
-    ['/hello', (res) => text(res, 'Hello, World!')],
-    ['/sleep', async (res) => {
-      await sleep(10);
-      text(res, 'Slept 10 ms');
-    }],
-    ['/redis', greeting(backends.redis)],
-    ['/mysql', greeting(backends.mysql)],
-    ['/memcache', greeting(backends.memcache)],
-  ]);
-
-  // Routing order: path (exact, case-sensitive) → method → parameters → backend. Before that, a
-  // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
-  async function onRequest(req, res) {
-    if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
-    if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
-    try {
-      const q = req.url.indexOf('?');
-      const handler = routes.get(q === -1 ? req.url : req.url.slice(0, q));
-      if (handler === undefined) return error(res, 404);
-      if (req.method !== 'GET' && req.method !== 'HEAD') return error(res, 405, { Allow: 'GET, HEAD' });
-      await handler(res, q === -1 ? '' : req.url.slice(q + 1));
-    } catch (err) {
-      console.error('node-cluster: unexpected error:', err);
-      if (res.headersSent) res.destroy();
-      else error(res, 500);
-    }
-  }
-
-  // Tuning: see README.md, "Tuning", for why and what was measured. The size and time limits
-  // (HEAD_TIMEOUT_MS, IDLE_TIMEOUT_MS) and the answer to a refused request are in protocol.js.
-  const server = http.createServer(serverOptions(config), onRequest);
-  server.on('clientError', onClientError);
-  server.maxRequestsPerSocket = 0; // never make a keep-alive client reconnect
-  server.on('error', (err) => {
-    console.error(`node-cluster: cannot listen on ${config.host}:${config.port}: ${err.message}`);
-    process.exit(1);
-  });
-  // Serve once every backend has answered, or after BACKEND_TIMEOUT_MS if one is down (its
-  // requests then get 503 until it is back): the first requests never race the connections.
-  Promise.allSettled(Object.values(backends).map((backend) => withDeadline(backend.ready(), config.timeoutMs)))
-    .then(() => server.listen({ host: config.host, port: config.port, backlog: BACKLOG }));
-
-  // Stop accepting, close idle connections, let in-flight requests finish (answered with
-  // Connection: close), then close the backends; never take longer than the grace period.
-  function shutdown() {
-    stopping = true;
-    setTimeout(() => process.exit(0), STOP_GRACE_MS - 300).unref();
-    server.close(async () => {
-      await Promise.allSettled(Object.values(backends).map((backend) => backend.close()));
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-  }
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
 }

@@ -5,17 +5,25 @@
 // hooks on, phpredis and PDO (mysqlnd), which do their I/O through PHP streams, yield the
 // coroutine while they wait, and so does Coroutine::sleep(): a worker serves thousands of
 // requests at once and /sleep holds no worker. memcached goes through Swoole's own coroutine TCP
-// client (see MemcacheConnection). Each worker keeps fixed-size pools of backend connections,
-// opened at start.
+// client (see MemcacheConnection). Each worker keeps Swoole's own connection pools
+// (Swoole\Database\RedisPool, PDOPool, Swoole\ConnectionPool), filled at start.
 declare(strict_types=1);
 
+use Swoole\ConnectionPool;
 use Swoole\Coroutine;
+use Swoole\Coroutine\CanceledException;
 use Swoole\Coroutine\Channel;
 use Swoole\Coroutine\Client;
+use Swoole\Database\PDOConfig;
+use Swoole\Database\PDOPool;
+use Swoole\Database\PDOProxy;
+use Swoole\Database\RedisConfig;
+use Swoole\Database\RedisPool;
 use Swoole\Event;
 use Swoole\Http\Request;
 use Swoole\Http\Response;
 use Swoole\Http\Server;
+use Swoole\Timer;
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON = 'application/json';
@@ -28,8 +36,6 @@ const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not All
 // (README, "Protocol hygiene"), and App::refusal() measures the raw head it hands over.
 const MAX_REQUEST_LINE = 8192;
 const MAX_HEAD = 16384;
-// Connections per worker and backend (see README "Tuning").
-const POOL_SIZE = 32;
 
 function env(string $name): string
 {
@@ -52,168 +58,142 @@ if (TIMEOUT <= 0) {
     fwrite(STDERR, "php-swoole: BACKEND_TIMEOUT_MS must be a positive number of milliseconds\n");
     exit(2);
 }
-foreach (['HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS'] as $name) {
-    if ((int) $config[$name] <= 0) {
-        fwrite(STDERR, "php-swoole: $name must be a positive number of milliseconds\n");
+// Connections per worker and backend (README, Tuning); the manifest's run line sets the default.
+$config['SWOOLE_POOL_SIZE'] = env('SWOOLE_POOL_SIZE');
+foreach (['HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS', 'SWOOLE_POOL_SIZE'] as $name) {
+    if (preg_match('/\A[1-9][0-9]*\z/', $config[$name]) !== 1) {
+        fwrite(STDERR, "php-swoole: $name must be a positive integer\n");
         exit(2);
     }
 }
 define('HEAD_TIMEOUT', ((int) $config['HEAD_TIMEOUT_MS']) / 1000);
 define('IDLE_TIMEOUT', ((int) $config['IDLE_TIMEOUT_MS']) / 1000);
+define('POOL_SIZE', (int) $config['SWOOLE_POOL_SIZE']);
 // How often App::sweep() looks at the connections: an eighth of the shorter limit, at most 500 ms.
 define('SWEEP_MS', (int) max(20, min(500, min(HEAD_TIMEOUT, IDLE_TIMEOUT) * 1000 / 8)));
-// mysqlnd only knows whole seconds; the request deadline itself is enforced by Deadline::run().
+// mysqlnd only knows whole seconds: a backstop; the request's deadline is App::fetch()'s.
 ini_set('mysqlnd.net_read_timeout', (string) max(1, (int) ceil(TIMEOUT)));
 
 /** A backend is down, refused, or did not answer within the deadline: a 503. */
 final class Unavailable extends RuntimeException {}
 
+/** The backend answered, with an error that is not about its availability (a Redis error reply, a SQL error): a 500. */
+final class BackendError extends RuntimeException {}
+
 /**
- * A fixed-size pool on a Channel: each slot holds a connection or EMPTY (connected again on its
- * next use). Waiting for a slot counts against the request's deadline. A connection that failed,
- * or timed out, is closed and its slot emptied, so a late reply can never be read as the answer
- * to the next request.
+ * What this stack adds to Swoole's ConnectionPool (get(), put(), fill() and the constructors are
+ * Swoole's). ConnectionPool::put(null), its way to give back a broken connection, opens the
+ * replacement at once in the caller: on a frozen backend that connect would hold the 503 past its
+ * deadline, and on a stopped one it throws. And a pool has no way to drop its idle connections,
+ * which are all dead after a backend restart. So:
  */
-final class Pool
+trait Discards
 {
-    private const EMPTY = 'empty';
-    private Channel $slots;
-
-    public function __construct(private string $name, private Closure $connect, private Closure $close, int $size)
+    /** The connection in hand is broken and dropped: the pool counts it gone, and get() opens a new one when it needs one. */
+    public function discard(): void
     {
-        $this->slots = new Channel($size);
-        for ($i = 0; $i < $size; $i++) {
-            $this->slots->push(self::EMPTY);
-        }
+        $this->num--;
     }
 
-    /** Connects every slot now, concurrently, so that no connection is opened while serving. */
-    public function warm(): void
+    /** After a connection-level failure every idle connection is suspect (a restarted backend closed them all): drop them. */
+    public function discardIdle(): void
     {
-        $size = $this->slots->capacity;
-        for ($i = 0; $i < $size; $i++) {
-            $this->slots->pop(); // all EMPTY at this point
-        }
-        $conns = [];
-        $wg = new Coroutine\WaitGroup();
-        for ($i = 0; $i < $size; $i++) {
-            $wg->add();
-            Coroutine::create(function () use (&$conns, $wg) {
-                try {
-                    $conns[] = ($this->connect)(microtime(true) + TIMEOUT);
-                } catch (Throwable $e) {
-                    $conns[] = self::EMPTY;
-                    fwrite(STDERR, "php-swoole: {$this->name}: cannot connect at start: {$e->getMessage()}\n");
-                }
-                $wg->done();
-            });
-        }
-        $wg->wait();
-        foreach ($conns as $conn) {
-            $this->slots->push($conn);
-        }
-    }
-
-    /** Runs $use(connection, deadline), waiting for a free slot no longer than the deadline. */
-    public function with(float $deadline, Closure $use): mixed
-    {
-        $wait = $deadline - microtime(true);
-        $conn = $wait > 0 ? $this->slots->pop($wait) : false;
-        if ($conn === false) {
-            throw new Unavailable("{$this->name}: no free connection within the deadline");
-        }
-        try {
-            if ($conn === self::EMPTY) {
-                $conn = ($this->connect)($deadline);
-            }
-            $result = $use($conn, $deadline);
-        } catch (Throwable $e) {
-            $this->slots->push(self::EMPTY);
-            if ($conn !== self::EMPTY) {
-                ($this->close)($conn);
-            }
-            if ($e instanceof Unavailable) {
-                $this->discardIdle();
-            }
-            throw $e;
-        }
-        $this->slots->push($conn);
-        return $result;
-    }
-
-    /**
-     * After a connection-level failure every idle connection is suspect (a restarted backend has
-     * closed them all): close them and let each slot connect again on its next use, instead of
-     * failing one request per stale connection.
-     */
-    private function discardIdle(): void
-    {
-        $stale = [];
-        for ($n = $this->slots->length(); $n > 0; $n--) {
-            $conn = $this->slots->pop(0.001);
-            if ($conn === false) {
-                break;
-            }
-            if ($conn !== self::EMPTY) {
-                $stale[] = $conn;
-            }
-            $this->slots->push(self::EMPTY);
-        }
-        foreach ($stale as $conn) {
-            ($this->close)($conn);
+        while ($this->pool !== null && !$this->pool->isEmpty()) {
+            $this->pool->pop();
+            $this->num--;
         }
     }
 }
 
-/**
- * Runs an operation in its own coroutine and waits for it no longer than the deadline. Used for
- * MariaDB, whose client (mysqlnd) has timeouts in whole seconds only: the request answers 503 at
- * the deadline, and the operation finishes (or times out) on its own and then frees its pool slot.
- */
-final class Deadline
+final class Redises extends RedisPool
 {
-    public static function run(float $deadline, Closure $op): mixed
-    {
-        $result = new Channel(1);
-        Coroutine::create(static function () use ($result, $op) {
-            try {
-                $result->push([true, $op()]);
-            } catch (Throwable $e) {
-                $result->push([false, $e]);
-            }
-        });
-        $wait = $deadline - microtime(true);
-        $got = $wait > 0 ? $result->pop($wait) : false;
-        if ($got === false) {
-            throw new Unavailable('no answer within the deadline');
-        }
-        if (!$got[0]) {
-            throw $got[1];
-        }
-        return $got[1];
+    use Discards;
+}
+
+final class Pdos extends PDOPool
+{
+    use Discards;
+}
+
+final class Memcaches extends ConnectionPool
+{
+    use Discards;
+}
+
+/**
+ * Whether a PDO error is about MariaDB's availability (503) rather than an error it answered
+ * with (a SQL error such as 1146 ER_NO_SUCH_TABLE: 500). The client's own errors (2000-2999:
+ * cannot connect, server gone away, lost connection, read timeout) and the server's refusals of
+ * a connection (1040 too many connections, 1053 shutting down, 1927 connection killed) are.
+ */
+function mysql_unavailable(PDOException $e): bool
+{
+    // errorInfo[1] is the driver's code; a failed connect carries it in getCode() instead.
+    $code = $e->errorInfo[1] ?? $e->getCode();
+    return is_int($code) && (($code >= 2000 && $code < 3000) || in_array($code, [1040, 1053, 1927], true));
+}
+
+/**
+ * One Redis GET. phpredis returns false for a missing key and also for some error replies (ERR,
+ * WRONGTYPE), and throws RedisException for a connection failure or timeout and for the other
+ * error replies (NOPERM, NOAUTH, LOADING, ...: redis_error_throw in phpredis's library.c).
+ */
+function redis_get(Redis $r, string $key): ?string
+{
+    $r->clearLastError();
+    try {
+        $value = $r->get($key);
+    } catch (RedisException $e) {
+        throw redis_failure($r, $e);
     }
+    if ($value === false && $r->getLastError() !== null) {
+        throw redis_failure($r, null);
+    }
+    return $value === false ? null : $value;
+}
+
+/**
+ * What a failed command means: the server answering with an error is a 500, unless the error
+ * says it cannot serve now (LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN); anything else (no
+ * connection, no reply in time) is a 503. phpredis keeps an error reply as its last error, but
+ * records a failed reconnect there too ("Connection refused"); a Redis error reply starts with
+ * its kind in capitals (the RESP spec, "Simple errors").
+ */
+function redis_failure(Redis $r, ?RedisException $e): RuntimeException
+{
+    try {
+        $error = $r->getLastError() ?? '';
+    } catch (RedisException) {
+        $error = ''; // phpredis throws here too when the connection is gone: no reply came
+    }
+    if (preg_match('/\A([A-Z][A-Z0-9_]*)(?: |\z)/', $error, $kind) !== 1
+            || in_array($kind[1], ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN'], true)) {
+        return new Unavailable('redis: ' . ($e?->getMessage() ?? $error), 0, $e);
+    }
+    return new BackendError("redis replied: $error", 0, $e);
 }
 
 /**
  * memcached's text protocol over Swoole's coroutine TCP client: one `get`, the reply read until
- * it is complete, every read bounded by the request's deadline. (libmemcached, behind
- * php-memcached, does its own socket I/O that Swoole cannot hook; php-memcache reports a timed-out
- * get as a miss and then silently marks the server failed.)
+ * it is complete. No maintained memcached client for PHP yields to Swoole: php-memcached is
+ * libmemcached, whose sockets are its own C code, which no runtime hook reaches (Swoole hooks PHP
+ * streams, ext-sockets, curl and a few PDO drivers it ships: SWOOLE_HOOK_* in
+ * include/swoole_coroutine.h); php-memcache reports a timed-out get as a miss (README).
  */
 final class MemcacheConnection
 {
     private Client $client;
 
-    public function __construct(string $host, int $port, float $deadline)
+    public function __construct(string $host, int $port)
     {
         $this->client = new Client(SWOOLE_SOCK_TCP);
         $this->client->set(['open_tcp_nodelay' => true]);
-        if (!$this->client->connect($host, $port, max(0.001, $deadline - microtime(true)))) {
+        if (!$this->client->connect($host, $port, TIMEOUT)) {
             throw new Unavailable("memcached: connect: {$this->client->errMsg}");
         }
     }
 
-    public function get(string $key, float $deadline): ?string
+    public function get(string $key): ?string
     {
         if ($this->client->send("get $key\r\n") === false) {
             throw new Unavailable("memcached: send: {$this->client->errMsg}");
@@ -227,6 +207,10 @@ final class MemcacheConnection
             if ($eol !== false) {
                 // VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n
                 $head = explode(' ', substr($buf, 0, $eol));
+                if ($head[0] === 'SERVER_ERROR' || $head[0] === 'CLIENT_ERROR' || $head[0] === 'ERROR') {
+                    // The whole reply is that one line: the connection stays in step.
+                    throw new BackendError('memcached replied: ' . substr($buf, 0, $eol));
+                }
                 if ($head[0] !== 'VALUE' || count($head) < 4) {
                     throw new RuntimeException('memcached: unexpected reply ' . substr($buf, 0, $eol));
                 }
@@ -238,11 +222,7 @@ final class MemcacheConnection
                     return substr($buf, $eol + 2, $len);
                 }
             }
-            $left = $deadline - microtime(true);
-            if ($left <= 0) {
-                throw new Unavailable('memcached: no answer within the deadline');
-            }
-            $chunk = $this->client->recv($left);
+            $chunk = $this->client->recv(TIMEOUT);
             if ($chunk === '' || $chunk === false) {
                 throw new Unavailable('memcached: ' . ($chunk === '' ? 'connection closed' : $this->client->errMsg));
             }
@@ -277,17 +257,26 @@ function parse_id(string $query): ?int
     return (int) $value;
 }
 
-/** {"id":N,"message":"..."}: only `"` and `\` are escaped, everything else is raw UTF-8. */
+/**
+ * {"id":N,"message":"..."}: PHP's own encoder with `/` and non-ASCII left raw, which gives the
+ * contract's bytes (only `"` and `\` escaped) for every stored greeting. A message that is not
+ * valid UTF-8 throws (a 500), never a wrong body.
+ */
 function greeting_json(int $id, string $message): string
 {
-    return '{"id":' . $id . ',"message":"' . strtr($message, ['\\' => '\\\\', '"' => '\\"']) . '"}';
+    return json_encode(['id' => $id, 'message' => $message],
+        JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
 }
 
 final class App
 {
-    private Pool $redis;
-    private Pool $mysql;
-    private Pool $memcache;
+    private Redises $redis;
+    private Pdos $mysql;
+    private Memcaches $memcache;
+    /** @var WeakMap<PDO, PDOStatement> each MariaDB connection's prepared statement */
+    private WeakMap $statements;
+    /** @var array<int, true> coroutines whose deadline timer fired (fetch(), expire()) */
+    private array $expired = [];
     /**
      * Requests one connection may have in flight before the worker stops reading from it
      * (Server::pause), and the count at which it reads again: pipelined requests are coroutines
@@ -322,82 +311,158 @@ final class App
     /** @var array<int, float> connections with part of a request received: when that was first seen */
     private array $headSince = [];
 
+
     public function __construct(private Server $server, private array $c)
     {
-        $this->redis = new Pool('redis', function (float $deadline) {
-            $r = new Redis();
-            $t = max(0.001, $deadline - microtime(true));
-            $r->connect($this->c['REDIS_HOST'], (int) $this->c['REDIS_PORT'], $t, null, 0, $t);
-            return $r;
-        }, static fn(Redis $r) => $r->close(), POOL_SIZE);
-
-        $this->mysql = new Pool('mysql', function (float $deadline) {
-            $pdo = new PDO(
-                "mysql:host={$this->c['MYSQL_HOST']};port={$this->c['MYSQL_PORT']};dbname={$this->c['MYSQL_DATABASE']};charset=utf8mb4",
-                $this->c['MYSQL_USER'],
-                $this->c['MYSQL_PASSWORD'],
-                [
-                    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
-                    PDO::ATTR_TIMEOUT => max(1, (int) ceil(TIMEOUT)),
-                    // Server-side prepared once per connection; a request is one COM_STMT_EXECUTE.
-                    PDO::ATTR_EMULATE_PREPARES => false,
-                ]
-            );
-            return [$pdo, $pdo->prepare('SELECT id, message FROM greeting WHERE id = ?')];
-        }, static function (array $conn) {
-            // Dropping the last references closes the connection.
-        }, POOL_SIZE);
-
-        $this->memcache = new Pool('memcache', fn(float $deadline) =>
-            new MemcacheConnection($this->c['MEMCACHE_HOST'], (int) $this->c['MEMCACHE_PORT'], $deadline),
-            static fn(MemcacheConnection $m) => $m->close(), POOL_SIZE);
+        $this->redis = new Redises((new RedisConfig())
+            ->withHost($c['REDIS_HOST'])
+            ->withPort((int) $c['REDIS_PORT'])
+            ->withTimeout(TIMEOUT)
+            // Not withReadTimeout(): RedisPool passes it as connect()'s 4th argument, the
+            // persistent id, when no retry interval is set (a TypeError under strict types).
+            ->withOption(Redis::OPT_READ_TIMEOUT, TIMEOUT), POOL_SIZE);
+        $this->mysql = new Pdos((new PDOConfig())
+            ->withHost($c['MYSQL_HOST'])
+            ->withPort((int) $c['MYSQL_PORT'])
+            ->withDbname($c['MYSQL_DATABASE'])
+            ->withCharset('utf8mb4')
+            ->withUsername($c['MYSQL_USER'])
+            ->withPassword($c['MYSQL_PASSWORD'])
+            ->withOptions([
+                PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+                PDO::ATTR_TIMEOUT => max(1, (int) ceil(TIMEOUT)),
+                // Server-side prepared once per connection; a request is one COM_STMT_EXECUTE.
+                PDO::ATTR_EMULATE_PREPARES => false,
+            ]), POOL_SIZE);
+        $this->memcache = new Memcaches(
+            fn() => new MemcacheConnection($c['MEMCACHE_HOST'], (int) $c['MEMCACHE_PORT']), POOL_SIZE);
+        $this->statements = new WeakMap();
     }
 
+    /** Opens every pool's connections now, so that none is opened while serving. */
     public function warm(): void
     {
-        $wg = new Coroutine\WaitGroup();
-        foreach ([$this->redis, $this->mysql, $this->memcache] as $pool) {
-            $wg->add();
-            Coroutine::create(static function () use ($pool, $wg) {
-                $pool->warm();
-                $wg->done();
-            });
+        foreach (['redis' => $this->redis, 'mysql' => $this->mysql, 'memcache' => $this->memcache] as $name => $pool) {
+            try {
+                $pool->fill();
+            } catch (Throwable $e) {
+                // The pool opens the rest on demand (get()) once the backend answers.
+                fwrite(STDERR, "php-swoole: $name: cannot connect at start: {$e->getMessage()}\n");
+            }
         }
-        $wg->wait();
     }
 
+    /**
+     * One request's backend read, bounded by its deadline (BACKEND_TIMEOUT_MS from arrival, pool
+     * wait included): a timer set for the deadline cancels the request's coroutine
+     * (Coroutine::cancel with an exception), so whatever it waits on at that moment (a pool slot,
+     * a connect, a reply) ends at once with CanceledException, in the request's own coroutine:
+     * nothing runs on after its 503. Each client's own timeouts (BACKEND_TIMEOUT_MS; mysqlnd's in
+     * whole seconds) are only a backstop.
+     */
     private function fetch(string $path, int $id, float $deadline): ?string
     {
-        switch ($path) {
-            case '/redis':
-                return $this->redis->with($deadline, static function (Redis $r, float $deadline) use ($id) {
-                    // The read timeout is what is left of the request's deadline after the pool wait.
-                    $r->setOption(Redis::OPT_READ_TIMEOUT, max(0.001, $deadline - microtime(true)));
-                    try {
-                        $v = $r->get("greeting:$id");
-                    } catch (RedisException $e) {
-                        throw new Unavailable('redis: ' . $e->getMessage(), 0, $e);
-                    }
-                    return $v === false ? null : $v;
-                });
-            case '/mysql':
-                return Deadline::run($deadline, fn() => $this->mysql->with($deadline,
-                    static function (array $conn) use ($id) {
-                        [, $stmt] = $conn;
-                        try {
-                            $stmt->bindValue(1, $id, PDO::PARAM_INT);
-                            $stmt->execute();
-                            $row = $stmt->fetch(PDO::FETCH_NUM);
-                            $stmt->closeCursor();
-                        } catch (PDOException $e) {
-                            throw new Unavailable('mysql: ' . $e->getMessage(), 0, $e);
-                        }
-                        return $row === false ? null : $row[1];
-                    }));
-            default:
-                return $this->memcache->with($deadline,
-                    static fn(MemcacheConnection $m, float $deadline) => $m->get("greeting:$id", $deadline));
+        $ms = (int) ceil(($deadline - microtime(true)) * 1000);
+        if ($ms <= 0) {
+            throw new Unavailable('no time left before the deadline');
         }
+        $cid = Coroutine::getCid();
+        $timer = Timer::after($ms, [$this, 'expire'], $cid);
+        try {
+            return $this->read($path, $id, $deadline);
+        } catch (Throwable $e) {
+            // The client may wrap the cancellation (a RedisException or PDOException about the
+            // failed read, CanceledException as its previous): the deadline is what happened.
+            throw isset($this->expired[$cid]) ? new Unavailable('no answer within the deadline', 0, $e) : $e;
+        } finally {
+            if (isset($this->expired[$cid])) {
+                unset($this->expired[$cid]);
+            } else {
+                Timer::clear($timer);
+            }
+        }
+    }
+
+    /** The timer of a request's deadline: ends whatever its coroutine is waiting on. */
+    public function expire(int $cid): void
+    {
+        $this->expired[$cid] = true;
+        Coroutine::cancel($cid, true);
+    }
+
+    /**
+     * The read on a connection of the endpoint's pool, waiting for one no longer than the
+     * deadline. The connection goes back to the pool after a success or an error the backend
+     * answered with (BackendError: the connection is in step); after anything else it is closed
+     * and dropped, so a late reply can never be read as the answer to a later request, and after
+     * a connection-level failure the pool's idle connections are dropped too.
+     */
+    private function read(string $path, int $id, float $deadline): ?string
+    {
+        $pool = match ($path) {
+            '/redis' => $this->redis,
+            '/mysql' => $this->mysql,
+            default => $this->memcache,
+        };
+        try {
+            $conn = $pool->get(max(0.001, $deadline - microtime(true)));
+        } catch (CanceledException $e) {
+            throw $e;
+        } catch (Throwable $e) {
+            // get() opened a connection (the pool had fewer than its size) and that failed.
+            throw $e instanceof PDOException && !mysql_unavailable($e)
+                ? new BackendError('connect: ' . $e->getMessage(), 0, $e)
+                : new Unavailable('connect: ' . $e->getMessage(), 0, $e);
+        }
+        if ($conn === false) {
+            throw new Unavailable('no free connection within the deadline');
+        }
+        try {
+            $value = match ($path) {
+                '/redis' => redis_get($conn, "greeting:$id"),
+                '/mysql' => $this->select($conn, $id),
+                default => $conn->get("greeting:$id"),
+            };
+        } catch (BackendError $e) {
+            $pool->put($conn);
+            throw $e;
+        } catch (Throwable $e) {
+            $deadlinePassed = Coroutine::isCanceled();
+            $pool->discard();
+            if (!$conn instanceof PDOProxy) {
+                $conn->close(); // a PDO connection closes when its last reference goes
+            }
+            if ($e instanceof Unavailable && !$deadlinePassed) {
+                // Refused, reset or closed (not the deadline: a slow backend's idle connections are fine).
+                $pool->discardIdle();
+            }
+            throw $e;
+        }
+        $pool->put($conn);
+        return $value;
+    }
+
+    /**
+     * The SELECT on the PDO object inside Swoole's PDOProxy, not through the proxy: the proxy
+     * retries a statement once on a fresh connection when the error looks like a lost connection
+     * (DetectsLostConnections, which also matches "timed out"), which would be a second SELECT,
+     * after the 503; and its check calls mb_strpos(), which fails without ext-mbstring (README).
+     */
+    private function select(object $proxy, int $id): ?string
+    {
+        $pdo = $proxy->__getObject();
+        try {
+            $stmt = $this->statements[$pdo] ??= $pdo->prepare('SELECT id, message FROM greeting WHERE id = ?');
+            $stmt->bindValue(1, $id, PDO::PARAM_INT);
+            $stmt->execute();
+            $row = $stmt->fetch(PDO::FETCH_NUM);
+            $stmt->closeCursor();
+        } catch (PDOException $e) {
+            throw mysql_unavailable($e)
+                ? new Unavailable('mysql: ' . $e->getMessage(), 0, $e)
+                : new BackendError('mysql: ' . $e->getMessage(), 0, $e);
+        }
+        return $row === false ? null : $row[1];
     }
 
     /** @return array{int, string, string} status, content type, body */
@@ -424,9 +489,12 @@ final class App
         }
         try {
             $message = $this->fetch($path, $id, $started + TIMEOUT);
-        } catch (Unavailable|RedisException|PDOException $e) {
+        } catch (Unavailable $e) {
             fwrite(STDERR, "php-swoole: $path?id=$id: backend unavailable: {$e->getMessage()}\n");
             return [503, TEXT, ERRORS[503]];
+        } catch (BackendError $e) {
+            fwrite(STDERR, "php-swoole: $path?id=$id: backend error: {$e->getMessage()}\n");
+            return [500, TEXT, ERRORS[500]];
         } catch (Throwable $e) {
             fwrite(STDERR, "php-swoole: $path?id=$id: $e\n");
             return [500, TEXT, ERRORS[500]];

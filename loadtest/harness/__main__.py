@@ -4,7 +4,7 @@ import signal
 import subprocess
 import sys
 
-from . import provision, services, stacks, verify
+from . import provision, services, skeleton, stacks, verify
 from .config import ROOT, SERVICES
 
 
@@ -26,20 +26,21 @@ def cmd_services_status(args) -> int:
 
 def cmd_list(args) -> int:
     for s in stacks.select(args.stack):
-        reason = s.unavailable_reason()
-        state = "available" if reason is None else f"unavailable: {reason}"
-        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {state}")
+        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {s.availability()}")
     return 0
 
 
 def _available(selected):
+    """The stacks this machine can build; a toolchain that only the build provides is checked after it."""
     ready = []
     for s in selected:
-        reason = s.unavailable_reason()
-        if reason is None:
-            ready.append(s)
-        else:
-            print(f"*** {s.name}: unavailable: {reason} -- SKIPPED ***", file=sys.stderr)
+        found = s.availability()
+        if not found.buildable:
+            print(f"*** {s.name}: {found} -- SKIPPED ***", file=sys.stderr)
+            continue
+        if found.after_build:
+            print(f"{s.name}: {found}", flush=True)
+        ready.append(s)
     return ready
 
 
@@ -124,6 +125,30 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_new_stack(args) -> int:
+    try:
+        where, port = skeleton.create(args.name.strip())
+    except skeleton.SkeletonError as e:
+        print(f"new-stack: {e}", file=sys.stderr)
+        return 2
+    name = where.name
+    print(f"wrote {where}/: stack.toml (port {port}), README.md, .gitignore, server.py (a placeholder)\n"
+          f"next: make verify STACK={name}   (the placeholder passes the /hello cases and fails the rest:\n"
+          f"      that is what is left to do); then replace server.py with your framework's server.\n"
+          f"      README.md, \"Adding a stack\": the manifest's keys and the traps every stack here met.")
+    return 0
+
+
+def cmd_ab(args) -> int:
+    from .bench import ab
+    return ab.main()
+
+
+def cmd_compare(args) -> int:
+    from .bench import compare
+    return compare.main(args.old, args.new, args.out)
+
+
 def cmd_setup(args) -> int:
     return provision.setup(stacks.select(args.stack))
 
@@ -153,6 +178,9 @@ def main(argv=None) -> int:
         ("test", cmd_test, "services up, verify every available stack, run the harness tests"),
         ("bench", cmd_bench, "benchmark stacks (settings from the environment: see README)"),
         ("report", cmd_report, "render report.md and report.html from a results.json"),
+        ("new-stack", cmd_new_stack, "write a new stack's skeleton (manifest, README, placeholder server)"),
+        ("ab", cmd_ab, "A/B-test two environments of one stack on one endpoint (settings from the environment)"),
+        ("compare", cmd_compare, "compare two results (results.json or ab.json), regressions first"),
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
@@ -162,6 +190,12 @@ def main(argv=None) -> int:
         if name == "report":
             p.add_argument("results", nargs="?", default=str(ROOT / "results" / "latest"),
                            help="a results directory or results.json (default: results/latest)")
+        if name == "new-stack":
+            p.add_argument("--name", default="", help="the new stack's name (its directory)")
+        if name == "compare":
+            p.add_argument("old", nargs="?", default="", help="the older run's directory (or its results.json / ab.json)")
+            p.add_argument("new", nargs="?", default="", help="the newer run's directory (or its results.json / ab.json)")
+            p.add_argument("--out", default="", help="where to write the HTML page (default: compare.html next to NEW)")
         if name == "verify":
             p.add_argument("--no-build", action="store_true", help="use the stacks as already built")
     args = parser.parse_args(argv)

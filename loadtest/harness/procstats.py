@@ -1,58 +1,68 @@
-"""What /proc says about CPU time and memory: of a process tree, of known processes, of the machine.
+"""CPU time and memory: of a process tree, of known processes, of the machine (through psutil).
 
-Everything here reads /proc directly: one open() per process per sample, so the sampler's own
-cost stays small (it is measured and reported as the harness's CPU share).
+Two things psutil does not give stay hand-written: the session a process belongs to (os.getsid:
+a stack's workers whose parent already exited are found by it) and the state of every thread
+(psutil reports the process's state, which is its main thread's; services.py needs all of them).
 """
 import os
 import threading
 import time
 from dataclasses import dataclass, field
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
+import psutil
+
+GONE = (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied, ProcessLookupError)
 
 
-def _stat_fields(path: str) -> list[str] | None:
-    """The fields after the command name of a /proc/.../stat file, or None when it is gone."""
-    try:
-        with open(path) as f:
-            raw = f.read()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    # comm may contain spaces and parentheses: split after the last ')'.
-    return raw[raw.rindex(")") + 2:].split()
+@dataclass(frozen=True)
+class Proc:
+    """One process in a snapshot of the machine's processes."""
+    ppid: int
+    session: int
+    started: float       # creation time: tells a process from a later one with the same pid
+    cpu_s: float         # user + system of all its threads
+    reaped_cpu_s: float  # user + system of the children it has waited for
 
 
 def thread_states(pid: int) -> list[str]:
     """The state letter (R, S, D, T, ...) of each live thread of a process (FileNotFoundError when
     the process is gone)."""
-    fields = (_stat_fields(f"/proc/{pid}/task/{tid}/stat") for tid in os.listdir(f"/proc/{pid}/task"))
-    return [f[0] for f in fields if f is not None]  # None: the thread exited meanwhile
-
-
-def _fields_cpu(f: list[str]) -> float:
-    # fields after comm: state(0) ppid(1) pgrp(2) session(3) ... utime(11) stime(12)
-    return (int(f[11]) + int(f[12])) / CLK_TCK
+    states = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                raw = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread exited meanwhile
+        states.append(raw[raw.rindex(")") + 2])  # comm may hold spaces and ')': the state follows the last one
+    return states
 
 
 def cpu_seconds(pid: int) -> float:
     """utime + stime of one live process (all its threads), in seconds; 0 when it is gone."""
-    f = _stat_fields(f"/proc/{pid}/stat")
-    return 0.0 if f is None else _fields_cpu(f)
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except GONE:
+        return 0.0
+    return t.user + t.system
 
 
-def _all_pids() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-
-
-def processes() -> dict[int, list[str]]:
-    """Every live process's /proc/<pid>/stat fields (after comm), read once: one snapshot that
-    tree(), tree_cpu_seconds() and other_processes_cpu() can share."""
+def processes() -> dict[int, Proc]:
+    """Every live process, read once: one snapshot that tree(), tree_cpu_seconds() and
+    other_processes_cpu() can share."""
     out = {}
-    for pid in _all_pids():
-        f = _stat_fields(f"/proc/{pid}/stat")
-        if f is not None:
-            out[pid] = f
+    # process_iter keeps each process's psutil object (and its creation time) from one call to the
+    # next and reads the rest from one /proc/<pid>/stat: as cheap as reading /proc by hand.
+    for p in psutil.process_iter(["ppid", "create_time", "cpu_times"]):
+        t = p.info["cpu_times"]
+        if t is None:  # access denied: not readable, as before
+            continue
+        try:
+            session = os.getsid(p.pid)
+        except ProcessLookupError:
+            continue
+        out[p.pid] = Proc(p.info["ppid"], session, p.info["create_time"], t.user + t.system,
+                          t.children_user + t.children_system)
     return out
 
 
@@ -63,70 +73,62 @@ def tree(root: int, procs: dict | None = None) -> list[int]:
     that called setsid() itself.
     """
     procs = processes() if procs is None else procs
-    parents = {pid: int(f[1]) for pid, f in procs.items()}
-    sessions = {pid: int(f[3]) for pid, f in procs.items()}
-    members = {root} if root in parents else set()
-    members |= {p for p, s in sessions.items() if s == root}
+    members = {root} if root in procs else set()
+    members |= {pid for pid, p in procs.items() if p.session == root}
     changed = True
     while changed:
-        children = {p for p, pp in parents.items() if pp in members and p not in members}
+        children = {pid for pid, p in procs.items() if p.ppid in members and pid not in members}
         members |= children
         changed = bool(children)
     return sorted(members)
 
 
 def tree_cpu_seconds(members: list[int], procs: dict) -> float:
-    return sum(_fields_cpu(procs[p]) for p in members if p in procs)
+    return sum(procs[p].cpu_s for p in members if p in procs)
 
 
-def memory_bytes(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of one process. PSS splits shared pages among the processes sharing them, so a
-    pre-forked tree is not counted once per worker; RSS is what `ps` shows."""
-    rss = pss = 0
+def memory_bytes(proc: psutil.Process | int) -> tuple[int, int]:
+    """(RSS, PSS) of one process; (0, 0) when it is gone. PSS splits shared pages among the
+    processes sharing them, so a pre-forked tree is not counted once per worker; RSS is what `ps` shows."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1]) * 1024
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1]) * 1024
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        pass
-    return rss, pss
+        m = (proc if isinstance(proc, psutil.Process) else psutil.Process(proc)).memory_full_info()
+    except GONE:
+        return 0, 0
+    return m.rss, m.pss
 
 
-def machine_jiffies() -> tuple[int, int, int, dict[int, tuple[int, int]]]:
-    """(busy, steal, total) over all CPUs and (busy, total) per CPU, from /proc/stat; busy excludes
-    idle and iowait and includes steal (time the hypervisor gave to another guest)."""
-    per = {}
-    busy_all = steal_all = total_all = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            if not line.startswith("cpu"):
-                break
-            name, *vals = line.split()
-            vals = [int(v) for v in vals[:8]]  # user nice system idle iowait irq softirq steal
-            total = sum(vals)
-            busy = total - vals[3] - vals[4]
-            if name == "cpu":
-                busy_all, steal_all, total_all = busy, vals[7], total
-            else:
-                per[int(name[3:])] = (busy, total)
-    return busy_all, steal_all, total_all, per
+def open_descriptors(pids) -> int:
+    """File descriptors open in these processes together (a process gone meanwhile counts 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += psutil.Process(pid).num_fds()
+        except GONE:
+            pass
+    return total
 
 
-def other_processes_cpu(exclude: set[int], procs: dict | None = None) -> dict[int, tuple[str, float]]:
+def machine_cpu_seconds() -> tuple[float, float, float, dict[int, tuple[float, float]]]:
+    """(busy, steal, total) seconds over all CPUs since boot, and (busy, total) per CPU; busy excludes
+    idle and iowait and includes steal (time the hypervisor gave to another guest). Guest time is
+    already inside user and nice, so it is not added again. psutil numbers the CPUs in the order
+    /proc/stat lists the online ones: with a CPU offline, the numbers after it shift."""
+    def busy_total(t):
+        total = t.user + t.nice + t.system + t.idle + t.iowait + t.irq + t.softirq + t.steal
+        return total - t.idle - t.iowait, total
+    machine = psutil.cpu_times()
+    busy_all, total_all = busy_total(machine)
+    per = {i: busy_total(t) for i, t in enumerate(psutil.cpu_times(percpu=True))}
+    return busy_all, machine.steal, total_all, per
+
+
+def other_processes_cpu(exclude: set[int], procs: dict | None = None) -> dict[int, tuple[float, float]]:
     """pid -> (start time, CPU seconds including reaped children) of every user-space process
     outside `exclude`. Kernel threads are left out: while a benchmark runs, theirs is mostly the
     run's own loopback traffic (ksoftirqd), not other work."""
     procs = processes() if procs is None else procs
-    out = {}
-    for pid, f in procs.items():
-        if pid in exclude or pid == 2 or int(f[1]) == 2:
-            continue
-        # utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
-        out[pid] = (f[19], sum(int(v) for v in f[11:15]) / CLK_TCK)
-    return out
+    return {pid: (p.started, p.cpu_s + p.reaped_cpu_s) for pid, p in procs.items()
+            if pid not in exclude and pid != 2 and p.ppid != 2}
 
 
 def cpu_delta(before: dict, after: dict) -> float:
@@ -149,15 +151,24 @@ class MemorySampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _members(self) -> list[psutil.Process]:
+        out = []
+        for pid in tree(self.root):
+            try:
+                out.append(psutil.Process(pid))
+            except GONE:
+                pass
+        return out
+
     def _run(self):
         t0 = time.monotonic()
-        pids = tree(self.root)
+        members = self._members()
         n = 0
         while not self._stop.is_set():
             if n % 10 == 0:  # re-walk the tree now and then: cheap enough, and catches late forks
-                pids = tree(self.root)
+                members = self._members()
             rss = pss = 0
-            for p in pids:
+            for p in members:
                 r, s = memory_bytes(p)
                 rss, pss = rss + r, pss + s
             self.samples.append((round(time.monotonic() - t0, 2), rss, pss))
@@ -179,11 +190,8 @@ def summarize_memory(samples) -> dict:
     if not samples:
         return {"peak_rss_bytes": None, "steady_rss_bytes": None, "peak_pss_bytes": None,
                 "steady_pss_bytes": None, "samples": 0}
+    from .bench.stats import median  # here, not at the top: bench imports this module
     half = samples[len(samples) // 2:]
-
-    def median(xs):
-        xs = sorted(xs)
-        return xs[len(xs) // 2]
-    return {"peak_rss_bytes": max(s[1] for s in samples), "steady_rss_bytes": median([s[1] for s in half]),
-            "peak_pss_bytes": max(s[2] for s in samples), "steady_pss_bytes": median([s[2] for s in half]),
+    return {"peak_rss_bytes": max(s[1] for s in samples), "steady_rss_bytes": int(median([s[1] for s in half])),
+            "peak_pss_bytes": max(s[2] for s in samples), "steady_pss_bytes": int(median([s[2] for s in half])),
             "samples": len(samples)}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import h11
 
-from . import contract
+from . import contract, procstats
 from .stacks import raise_nofile
 from .checking import Check, Target, case_problems, show_bytes, summarize
 from .http_client import Response
@@ -538,13 +538,7 @@ def check_pipeline_flood(target: Target, limits: Limits = LIMITS) -> list[Check]
 def open_descriptors(target: Target) -> int | None:
     if target.pids is None:
         return None
-    total = 0
-    for pid in target.pids():
-        try:
-            total += len(os.listdir(f"/proc/{pid}/fd"))
-        except (FileNotFoundError, PermissionError, ProcessLookupError):
-            pass
-    return total
+    return procstats.open_descriptors(target.pids())
 
 
 def _descriptors_back(target: Target, baseline: int | None, limits: Limits, wait: float) -> str | None:

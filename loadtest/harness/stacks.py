@@ -4,6 +4,8 @@ The manifest says what the stack is, what it needs, how to build it and how to r
 foreground. See README.md ("Adding a stack") for the fields.
 """
 import os
+import pathlib
+import re
 import resource
 import shutil
 import signal
@@ -19,8 +21,9 @@ from .config import LOG_DIR, ROOT, RUN_DIR, settings
 MANIFEST = "stack.toml"
 REQUIRED = {"name": str, "language": str, "framework": str, "port": int, "build": str, "run": str}
 OPTIONAL = {"description": str, "requires": list, "apt": list, "setup": str, "check": str,
-            "ready_timeout": int, "toolchain": dict, "versions": str, "stall_dump": str}
+            "ready_timeout": int, "toolchain": dict, "versions": str, "stall_dump": str, "path": list}
 STOP_TIMEOUT = 15.0
+COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 class ManifestError(ValueError):
@@ -29,6 +32,25 @@ class ManifestError(ValueError):
 
 class StackError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether this machine can build and run a stack. `after_build`: not yet known, because the
+    stack's own `path` directories (which its setup or build fills) may bring what is missing now."""
+    reason: str | None = None
+    after_build: bool = False
+
+    @property
+    def buildable(self) -> bool:
+        return self.reason is None or self.after_build
+
+    def __str__(self) -> str:
+        if self.reason is None:
+            return "available"
+        if self.after_build:
+            return f"checked after build (before it: {self.reason})"
+        return f"unavailable: {self.reason}"
 
 
 @dataclass
@@ -49,6 +71,12 @@ class Stack:
     toolchain: dict = field(default_factory=dict)
     versions: str = ""
     stall_dump: str = ""
+    path: list = field(default_factory=list)
+
+    @property
+    def own_dirs(self) -> list[str]:
+        """The manifest's `path` directories, absolute: first on PATH for every command of the stack."""
+        return [str(pathlib.Path(self.dir, d).absolute()) for d in self.path]
 
     @property
     def url(self) -> str:
@@ -69,7 +97,7 @@ class Stack:
         env.update(settings())
         env.update(overrides or {})
         env.update(PORT=str(self.port), STACK_NAME=self.name, RUN_DIR=str(self.run_dir))
-        env.update(toolchains.environment(self.toolchain))
+        env.update(toolchains.environment(self.toolchain, self.own_dirs, env.get("PATH", "")))
         return env
 
     def shell(self, command: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
@@ -79,17 +107,31 @@ class Stack:
         return subprocess.run(["bash", "-c", command], cwd=self.dir, env=self.env() if env is None else env,
                               **kwargs)
 
-    def unavailable_reason(self) -> str | None:
-        """None when this machine can build and run the stack, else why not."""
+    def availability(self) -> Availability:
+        """`requires` first (needed to build at all), then the toolchain, then the manifest's check."""
+        search_path = os.pathsep.join([*self.own_dirs, os.environ.get("PATH", "")])
         for cmd in self.requires:
-            if not shutil.which(cmd):
-                return f"{cmd} not found on PATH"
+            if not shutil.which(cmd, path=search_path):
+                return Availability(f"{cmd} not found on PATH")
         try:
-            toolchains.environment(self.toolchain)
+            env = self.env()
         except toolchains.ToolchainError as e:
-            return str(e)
+            return Availability(str(e))
+        problem = self.runtime_problem(env)
+        return Availability(problem, after_build=problem is not None and bool(self.path))
+
+    def unavailable_reason(self) -> str | None:
+        """None when the stack may be built here (available, or settled only after its build), else why not."""
+        found = self.availability()
+        return None if found.buildable else found.reason
+
+    def runtime_problem(self, env: dict[str, str]) -> str | None:
+        """What the toolchain check and then the manifest's `check` say is missing (None: nothing)."""
+        found = toolchains.problems(self.toolchain, env["PATH"])
+        if found:
+            return "; ".join(found)
         if self.check:
-            proc = self.shell(self.check, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            proc = self.shell(self.check, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             if proc.returncode != 0:
                 lines = [line for line in proc.stdout.splitlines() if line.strip()]
                 return lines[-1].strip() if lines else f"check exited with {proc.returncode}"
@@ -112,6 +154,8 @@ def parse(path) -> Stack:
             problems.append(f"unknown field '{key}' (known: {', '.join([*REQUIRED, *OPTIONAL])})")
         elif key in OPTIONAL and not isinstance(value, OPTIONAL[key]):
             problems.append(f"'{key}' must be a {OPTIONAL[key].__name__}")
+    if not problems:
+        problems += _toolchain_problems(data.get("toolchain", {})) + _path_problems(data.get("path", []))
     if not problems and data["name"] != path.parent.name:
         problems.append(f"name '{data['name']}' must equal the directory name '{path.parent.name}'")
     if not problems and not 1024 <= data["port"] <= 65535:
@@ -119,6 +163,29 @@ def parse(path) -> Stack:
     if problems:
         raise ManifestError(f"{path}: " + "; ".join(problems))
     return Stack(dir=path.parent, **data)
+
+
+def _toolchain_problems(toolchain: dict) -> list[str]:
+    out = []
+    for name, value in toolchain.items():
+        if not COMMAND_NAME.match(name):
+            out.append(f"toolchain '{name}' is not a command name")
+            continue
+        try:
+            toolchains.minimum_version(name, value)
+        except ValueError as e:
+            out.append(str(e))
+    return out
+
+
+def _path_problems(dirs: list) -> list[str]:
+    out = []
+    for d in dirs:
+        if not isinstance(d, str) or not d.strip():
+            out.append(f"'path' entries must be directory names, not {d!r}")
+        elif pathlib.PurePosixPath(d).is_absolute() or ".." in pathlib.PurePosixPath(d).parts:
+            out.append(f"'path' entry {d!r} must be a directory inside the stack (relative, without '..')")
+    return out
 
 
 def discover(root=ROOT) -> list[Stack]:
@@ -163,6 +230,13 @@ def build(stack: Stack) -> None:
         proc = stack.shell(stack.build, stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         raise StackError(f"{stack.name}: build failed (exit {proc.returncode}); last lines of {log}:\n{_tail(log)}")
+    if stack.path:
+        # What the build put into the stack's own directories is what runs: check that, not the
+        # system's runtime the check before the build may have seen.
+        problem = stack.runtime_problem(stack.env())
+        if problem:
+            raise StackError(f"{stack.name}: built, but {problem} (checked after the build, with the stack's "
+                             f"path {', '.join(stack.path)} first on PATH)")
 
 
 def _tail(path, lines: int = 25) -> str:

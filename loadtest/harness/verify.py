@@ -16,6 +16,7 @@ import time
 from dataclasses import asdict
 
 from . import backends, contract, procstats, protocol, services, stacks
+from .bench import stats
 from .checking import (IMF_FIXDATE, Check, Target, byte_diff, case_problems, differences,
                        show_bytes, summarize)
 from .config import RUN_DIR, SERVICES, backend_timeout_s
@@ -84,11 +85,11 @@ def unanswered(target: Target) -> str | None:
         return f"{STOPPED_ANSWERING} (GET /hello on a new connection: {str(e) or type(e).__name__})"
 
 
-def check_cases(target: Target) -> list[Check]:
-    """Every golden case on one kept-alive connection, each with the backend reads it caused."""
+def check_cases(target: Target, cases: list[contract.Case] | None = None) -> list[Check]:
+    """Every golden case (or those given) on one kept-alive connection, each with the backend reads it caused."""
     counters = Counters()
     failures, read_failures, closed_by_server, stopped = [], [], 0, False
-    cases = contract.cases()
+    cases = contract.cases() if cases is None else cases
     conn = target.connect()
     try:
         for i, case in enumerate(cases):
@@ -295,7 +296,7 @@ def check_sleep_waits(target: Target) -> list[Check]:
                 problems.append(f"GET /sleep answered {resp.status}")
                 break
     took.sort()
-    median = took[len(took) // 2]
+    median = stats.median(took)
     if took[0] < SLEEP_MIN_MS:
         problems.append(f"the shortest of {len(took)} took {took[0]:.2f} ms (less than {SLEEP_MIN_MS} ms)")
     if median < SLEEP_MEDIAN_MS:

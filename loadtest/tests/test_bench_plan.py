@@ -36,8 +36,7 @@ def test_cpu_lists():
     assert lay.server == [0] and lay.source.startswith("environment")
 
 
-def test_median_spread_and_knee():
-    assert results.median_and_spread([100, 90, 110]) == {"median": 100, "min": 90, "max": 110, "spread_pct": 20.0, "n": 3}
+def test_knee():
     assert results.knee([(16, 50), (64, 95), (256, 100), (1024, 80)]) == 64
     assert results.knee([]) is None
 

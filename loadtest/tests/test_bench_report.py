@@ -1,8 +1,12 @@
-"""Rendering the reports from a recorded results.json: every section present, and the HTML self-contained."""
+"""Rendering the reports from a recorded results.json: every section present, and the HTML self-contained;
+the figures derived for them (share of the bound, efficiency) and the latency curves."""
 import json
 import pathlib
 import re
 import shutil
+from html import unescape
+
+import pytest
 
 from harness.bench import report_md, results, run
 
@@ -46,6 +50,155 @@ def test_a_results_json_of_another_schema_version_is_refused(tmp_path):
     doc = json.loads((FIX / "results-sample.json").read_text())
     doc["schema_version"] = 999
     (tmp_path / "results.json").write_text(json.dumps(doc))
-    import pytest
     with pytest.raises(ValueError, match="schema_version 999"):
         results.read(tmp_path)
+
+
+# ---------------------------------------------------------------- share of the bound, efficiency
+
+def endpoint(rps, cpu_us=100.0, connections=256, flags=(), peaks=(100 * 2**20,), other_peak=None):
+    """An endpoint of a stack as results.json holds it: headline, its sweep run and a repeat."""
+    def run(c, peak):
+        return {"connections": c, "stats": {"memory": {"peak_rss_bytes": peak}}}
+    sweep = [run(connections, peaks[0])] + ([run(16, other_peak)] if other_peak else [])
+    return {"headline": {"connections": connections, "flags": list(flags),
+                         "throughput_rps": {"median": rps}, "cpu_us_per_request": {"median": cpu_us}},
+            "sweep": sweep, "repeats": [run(connections, p) for p in peaks[1:]], "open_loop": []}
+
+
+def doc_with(endpoints: dict, ceilings=(("redis", 256, 30000.0),)) -> dict:
+    return {"ceilings": [{"endpoint": e, "connections": c, "throughput_rps": v} for e, c, v in ceilings],
+            "stacks": [{"name": "s", "endpoints": endpoints}]}
+
+
+def test_share_of_bound_is_data_over_one_over_the_sum_of_the_costs():
+    doc = results.derive(doc_with({"hello": endpoint(60000.0), "redis": endpoint(16000.0)}))
+    sob = doc["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    # bound = 1 / (1/60000 + 1/30000) = 20000 req/s
+    assert sob["bound_rps"] == 20000.0 and sob["share"] == 0.8
+    assert sob["hello_rps"] == 60000.0 and sob["ceiling_rps"] == 30000.0 and sob["ceiling_connections"] == 256
+    assert sob["below_goal"] is False and sob["missing"] == []
+    assert not sob["bound_understated"] and not sob["data_understated"]
+    assert "share_of_bound" not in doc["stacks"][0]["endpoints"]["hello"]
+    assert "1 / (1/hello + 1/ceiling)" in doc["definitions"]["share_of_bound"]
+
+
+def test_the_ceiling_is_the_one_at_the_endpoints_headline_concurrency():
+    doc = results.derive(doc_with({"hello": endpoint(60000.0), "redis": endpoint(10000.0, connections=64)},
+                                  ceilings=[("redis", 256, 30000.0), ("redis", 64, 60000.0)]))
+    sob = doc["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    assert sob["ceiling_rps"] == 60000.0 and sob["bound_rps"] == 30000.0
+    assert sob["share"] == pytest.approx(0.333, abs=0.001) and sob["below_goal"] is True
+
+
+@pytest.mark.parametrize("endpoints, ceilings, missing", [
+    ({"redis": endpoint(16000.0)}, [("redis", 256, 30000.0)], ["hello"]),  # /hello not benchmarked
+    ({"hello": endpoint(60000.0), "redis": endpoint(16000.0)}, [("redis", 64, 30000.0)], ["ceiling"]),  # not at 256
+    ({"hello": endpoint(60000.0), "redis": endpoint(16000.0)}, [("redis", 256, None)], ["ceiling"]),  # tool failed
+    ({"hello": endpoint(60000.0), "redis": endpoint(None)}, [("redis", 256, 30000.0)], ["data"]),  # no answers
+])
+def test_a_missing_figure_leaves_the_share_missing_and_says_which(endpoints, ceilings, missing):
+    sob = results.derive(doc_with(endpoints, ceilings))["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    assert sob["share"] is None and sob["bound_rps"] is None and sob["below_goal"] is None
+    assert sob["missing"] == missing
+    assert report_md.fmt_share(sob) == "–"
+
+
+def test_a_generator_saturated_hello_makes_the_share_an_upper_estimate():
+    # the measured /hello is the client's limit: the true bound is higher, the true share lower
+    doc = results.derive(doc_with({"hello": endpoint(60000.0, flags=["generator-saturated"]),
+                                   "redis": endpoint(16000.0)}))
+    sob = doc["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    assert sob["bound_understated"] and not sob["data_understated"]
+    assert report_md.fmt_share(sob) == "≤80%"
+    doc = results.derive(doc_with({"hello": endpoint(60000.0), "redis": endpoint(13000.0, flags=["generator-saturated"])}))
+    sob = doc["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    assert sob["data_understated"] and report_md.fmt_share(sob) == f"≥65% {report_md.BELOW_GOAL}"
+
+
+def test_efficiency_comes_from_the_headline_runs_only():
+    ep = endpoint(20000.0, cpu_us=40.0, peaks=(100 * 2**20, 125 * 2**20), other_peak=900 * 2**20)
+    eff = results.efficiency(ep)
+    assert eff["requests_per_cpu_second"] == 25000.0  # 1e6 / 40 µs
+    assert eff["peak_rss_bytes"] == 125 * 2**20  # the 16-connection sweep run's 900 MiB is not a headline run
+    assert eff["rps_per_mib_peak_rss"] == 160.0
+    assert results.efficiency(endpoint(None, cpu_us=None, peaks=(None,))) == {
+        "requests_per_cpu_second": None, "peak_rss_bytes": None, "rps_per_mib_peak_rss": None}
+
+
+def test_an_older_results_json_gets_the_derived_figures_when_rendered_again(tmp_path):
+    doc = json.loads((FIX / "results-sample.json").read_text())  # recorded before they existed
+    assert "share_of_bound" not in doc["stacks"][0]["endpoints"]["redis"]
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    run.render(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    # node-cluster: /hello 1,123, memcslap 8,737 at 16 connections, /memcache 669 at 16: 669 / 995 = 67%
+    assert f"| node-cluster | /memcache | 1,123 | 8,737 at 16 | 995 | 669 | 67% {report_md.BELOW_GOAL} |" in md
+    assert "## Efficiency" in md and "| node-cluster | 9,662 |" in md  # 1e6 / 103.5 µs
+    html = (tmp_path / "report.html").read_text()
+    assert f'<td class="low">67% {report_md.BELOW_GOAL}</td>' in html
+    assert "Share of the bound" in html and "Requests per CPU-second" in html
+
+
+# ---------------------------------------------------------------- latency against percentile
+
+def test_oha_keeps_the_whole_percentile_curve():
+    from harness.bench import loadgen_oha
+    r = loadgen_oha.parse((FIX / "oha-open.json").read_text(), target_rate=400, duration=2)
+    raw = json.loads((FIX / "oha-open.json").read_text())["latencyPercentiles"]
+    assert set(r["percentiles_ms"]) == {k[1:] for k in raw} >= {"50", "90", "99", "99.9", "99.99"}
+    assert r["percentiles_ms"]["99.99"] == pytest.approx(raw["p99.99"] * 1000, abs=0.001)
+
+
+def test_a_curve_leaves_out_the_percentiles_its_request_count_cannot_resolve():
+    from harness.bench import report_html
+    pct = {"10": 0.1, "50": 1.0, "90": 2.0, "99": 3.0, "99.9": 4.0, "99.99": 5.0}
+    assert report_html.percentile_curve({"percentiles_ms": pct, "requests": 2000}) == [
+        (50.0, 1.0), (90.0, 2.0), (99.0, 3.0), (99.9, 4.0)]  # 2000 x 0.0001 < 1 request above p99.99
+    assert report_html.percentile_curve({"percentiles_ms": pct, "requests": 10000})[-1] == (99.99, 5.0)
+    # a run recorded before results.json kept the curve: what latency_ms has
+    old = {"latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99.9": 4.0, "max": 9.0, "mean": 1.5}, "requests": 5000}
+    assert report_html.percentile_curve(old) == [(50.0, 1.0), (90.0, 2.0), (99.0, 3.0), (99.9, 4.0)]
+
+
+def test_the_percentile_axis_spaces_the_nines_evenly_and_the_latency_axis_is_logarithmic():
+    from harness.bench import svg
+    chart = svg.percentile_chart("t", {"a": [(50, 1.0), (90, 10.0), (99, 100.0), (99.9, 1000.0)]}, {"a": "#000"})
+    xs_ys = [tuple(map(float, p.split(","))) for p in re.search(r'<polyline points="([^"]+)"', chart).group(1).split()]
+    xs, ys = [x for x, _ in xs_ys], [y for _, y in xs_ys]
+    assert xs[2] - xs[1] == pytest.approx(xs[3] - xs[2], abs=0.2)  # p90 -> p99 -> p99.9: one decade of 1/(1-p) each
+    assert ys[0] - ys[1] == pytest.approx(ys[1] - ys[2], abs=0.2) == pytest.approx(ys[2] - ys[3], abs=0.2)
+    for tick in ("p50", "p90", "p99", "p99.9", "p99.99"):
+        assert f">{tick}</text>" in chart
+
+
+def test_the_html_report_draws_a_latency_curve_per_endpoint_and_rate():
+    from harness.bench import report_html
+    doc = results.read(FIX / "results-sample.json")
+    page = unescape(report_html.render(doc))
+    for e in doc["settings"]["endpoints"]:
+        assert f"<title>/{e}: open loop at 80% of each stack's peak</title>" in page
+    assert "Open-loop latency by percentile" in page
+
+
+def test_a_real_run_draws_each_stacks_curve_as_far_as_its_requests_resolve():
+    from harness.bench import report_html
+    doc = results.read(FIX / "results-three-stacks.json")
+    page = unescape(report_html.render(doc))
+    for e in doc["settings"]["endpoints"]:
+        for rate in ("50%", "80%"):
+            assert f"<title>/{e}: open loop at {rate} of each stack's peak</title>" in page
+    netty, fpm = (next(s for s in doc["stacks"] if s["name"] == n) for n in ("java-netty", "php-fpm"))
+    # 54,107 requests resolve p99.99 (5 above it); php-fpm's 8,852 on /hello at 50% do not (0.9)
+    redis = report_html.open_run(netty["endpoints"]["redis"], 0.5)
+    assert report_html.percentile_curve(redis)[-1] == (99.99, redis["percentiles_ms"]["99.99"])
+    assert report_html.percentile_curve(report_html.open_run(fpm["endpoints"]["hello"], 0.5))[-1][0] == 99.9
+    # java-netty's /hello at 80% fell behind its rate: its line is dashed, its legend flagged
+    chart = next(c for c in report_html.latency_curve_charts(doc).split("<svg")
+                 if "/hello: open loop at 80%" in c)
+    assert re.search(r'stroke="#1f77b4" stroke-width="2.5" stroke-dasharray', chart)
+    assert "java-netty 66k/s ⚑" in chart
+    # every data endpoint has its share of the bound; the figures behind one, by hand
+    sob = netty["endpoints"]["mysql"]["share_of_bound"]
+    assert sob["share"] == round(sob["data_rps"] * (1 / sob["hello_rps"] + 1 / sob["ceiling_rps"]), 3)
+    assert all(s["endpoints"][e]["share_of_bound"]["share"] for s in doc["stacks"] for e in ("redis", "mysql", "memcache"))

@@ -1,4 +1,6 @@
 """Discovery and manifests: a contributor's mistake gets a clear message."""
+import re
+
 import pytest
 
 from harness import stacks
@@ -34,6 +36,12 @@ def test_discovers_every_directory_with_a_manifest(tmp_path):
     (GOOD.replace('"demo"', '"renamed"'), "must equal the directory name"),
     (GOOD.replace('19999', '80'), "between 1024 and 65535"),
     (GOOD + 'requires = "node"\n', "'requires' must be a list"),
+    (GOOD + 'toolchain = { go = 1.20 }\n', 'quote the version, like go = "1.20"'),
+    (GOOD + 'toolchain = { go = "latest" }\n', "toolchain 'go': 'latest' is not a version"),
+    (GOOD + 'toolchain = { "go version" = 1 }\n', "toolchain 'go version' is not a command name"),
+    (GOOD + 'path = "bin"\n', "'path' must be a list"),
+    (GOOD + 'path = ["/usr/local/go/bin"]\n', "must be a directory inside the stack"),
+    (GOOD + 'path = ["../other/bin"]\n', "must be a directory inside the stack"),
     ("name = [", "not valid TOML"),
 ])
 def test_bad_manifests_are_explained(tmp_path, text, message):
@@ -88,3 +96,58 @@ def test_setup_with_a_stack_runs_only_that_stacks_setup(monkeypatch):
     assert seen[0] == ["node-cluster"]
     assert len(seen[1]) == len(stacks.discover()) > 1
     assert cli.main(["setup", "--stack", "no-such-stack"]) == 2
+
+
+FAKE_RUNTIME = "mkdir -p tools && printf '#!/bin/sh\\necho fakert version {version}\\n' > tools/fakert && chmod +x tools/fakert"
+
+
+def test_a_runtime_on_path_is_checked_before_anything_runs(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fakert").write_text("#!/bin/sh\necho fakert version 1.9.3\n")
+    (bin_dir / "fakert").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    d = write(tmp_path, "demo", GOOD + 'toolchain = { fakert = "1.26" }\n')
+    found = stacks.parse(d / "stack.toml").availability()
+    assert str(found) == f"unavailable: needs fakert >= 1.26 (found 1.9.3 at {bin_dir / 'fakert'})"
+    assert not found.buildable
+
+
+def test_a_runtime_the_build_brings_is_checked_after_the_build(tmp_path):
+    d = write(tmp_path, "demo", GOOD.replace('build = "true"', f'build = "{FAKE_RUNTIME.format(version="2.1.0")}"')
+              + 'path = ["tools"]\ntoolchain = { fakert = "2.0" }\ncheck = "fakert"\n')
+    stack = stacks.parse(d / "stack.toml")
+    before = stack.availability()
+    assert str(before) == "checked after build (before it: needs fakert >= 2.0: fakert not found on PATH)"
+    assert before.buildable and stack.unavailable_reason() is None
+    stacks.build(stack)
+    assert str(stack.availability()) == "available"
+    # build, check and run see the stack's own directories first on PATH
+    where = stack.shell("command -v fakert", capture_output=True, text=True).stdout.strip()
+    assert where == str(d / "tools" / "fakert")
+
+
+@pytest.mark.parametrize("build, message", [
+    ("true", "built, but needs fakert >= 2.0: fakert not found on PATH (checked after the build, "
+             "with the stack's path tools first on PATH)"),
+    (FAKE_RUNTIME.format(version="1.0"), "built, but needs fakert >= 2.0 (found 1.0 at "),
+])
+def test_a_build_that_does_not_bring_its_runtime_fails(tmp_path, build, message):
+    d = write(tmp_path, "demo", GOOD.replace('build = "true"', f'build = "{build}"')
+              + 'path = ["tools"]\ntoolchain = { fakert = "2.0" }\n')
+    with pytest.raises(stacks.StackError, match=re.escape(message)):
+        stacks.build(stacks.parse(d / "stack.toml"))
+
+
+def test_make_list_says_checked_after_build(tmp_path, monkeypatch, capsys):
+    from harness import __main__ as cli
+    write(tmp_path, "demo", GOOD + 'path = ["tools"]\ntoolchain = { fakert = 2 }\n')
+    write(tmp_path, "other", GOOD.replace('"demo"', '"other"').replace("19999", "19998")
+          + 'toolchain = { nosuchrt = 2 }\n')
+    real_discover = stacks.discover
+    monkeypatch.setattr(stacks, "discover", lambda: real_discover(tmp_path))
+    monkeypatch.setattr(cli, "stop_like_ctrl_c_on_sigterm", lambda: None)
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "checked after build (before it: needs fakert >= 2: fakert not found on PATH)" in out
+    assert "unavailable: needs nosuchrt >= 2: nosuchrt not found on PATH" in out

@@ -16,10 +16,21 @@ final class C
     public const ROUTES = ['/hello' => true, '/sleep' => true, '/redis' => true, '/mysql' => true, '/memcache' => true];
     public const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed',
                            500 => 'Internal Server Error', 503 => 'Service Unavailable'];
+    /** libmemcached's result codes that say the server could not be reached or did not answer in time. */
+    public const MEMCACHED_UNAVAILABLE = [
+        Memcached::RES_CONNECTION_FAILURE, Memcached::RES_HOST_LOOKUP_FAILURE, Memcached::RES_WRITE_FAILURE,
+        Memcached::RES_READ_FAILURE, Memcached::RES_UNKNOWN_READ_FAILURE, Memcached::RES_ERRNO,
+        Memcached::RES_TIMEOUT, Memcached::RES_SERVER_MARKED_DEAD, Memcached::RES_SERVER_TEMPORARILY_DISABLED,
+        Memcached::RES_NO_SERVERS,
+    ];
 }
 
 /** The backends failed or did not answer in time: answer 503. */
 final class Unavailable extends RuntimeException {}
+
+/** The backend answered, with an error that is not about its availability: answer 500. */
+final class BackendError extends RuntimeException {}
+
 
 function respond(int $status, string $type, string $body, bool $allow = false): void
 {
@@ -80,10 +91,15 @@ function parse_id(string $query): ?int
     return (int) $value;
 }
 
-/** {"id":N,"message":"..."}: only `"` and `\` are escaped, everything else is raw UTF-8. */
+/**
+ * {"id":N,"message":"..."}: PHP's own encoder with `/` and non-ASCII left raw, which gives the
+ * contract's bytes (only `"` and `\` escaped) for every stored greeting. A message that is not
+ * valid UTF-8 throws (a 500), never a wrong body.
+ */
 function greeting_json(int $id, string $message): string
 {
-    return '{"id":' . $id . ',"message":"' . strtr($message, ['\\' => '\\\\', '"' => '\\"']) . '"}';
+    return json_encode(['id' => $id, 'message' => $message],
+        JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
 }
 
 /**
@@ -98,8 +114,8 @@ function persistent(): bool
 function fetch_redis(int $id): ?string
 {
     $t = timeout_s();
+    $redis = new Redis();
     try {
-        $redis = new Redis();
         // pconnect: the connection is kept in the worker's persistent list and reused by the next
         // request. Connect and read timeouts both come from BACKEND_TIMEOUT_MS; on a read error
         // or timeout phpredis closes the socket, so a late reply can never be read as the answer
@@ -111,9 +127,37 @@ function fetch_redis(int $id): ?string
         }
         $value = $redis->get("greeting:$id");
     } catch (RedisException $e) {
-        throw new Unavailable($e->getMessage(), 0, $e);
+        // phpredis throws for a connection failure or timeout, and also for an error reply that
+        // does not start with ERR, WRONGTYPE and a few others (NOPERM, NOAUTH, LOADING, ...:
+        // redis_error_throw in library.c).
+        throw redis_failure($redis, $e);
+    }
+    if ($value === false && $redis->getLastError() !== null) {
+        // An error reply phpredis does not throw for (ERR, WRONGTYPE): false, like a miss.
+        throw redis_failure($redis, null);
     }
     return $value === false ? null : $value;
+}
+
+/**
+ * What a failed command means: the server answering with an error is a 500, unless the error
+ * says it cannot serve now (LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN); anything else (no
+ * connection, no reply in time) is a 503. phpredis keeps an error reply as its last error, but
+ * records a failed reconnect there too ("Connection refused"); a Redis error reply starts with
+ * its kind in capitals (the RESP spec, "Simple errors").
+ */
+function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
+{
+    try {
+        $error = $redis->getLastError() ?? '';
+    } catch (RedisException) {
+        $error = ''; // phpredis throws here too when the connection is gone: no reply came
+    }
+    if (preg_match('/\A([A-Z][A-Z0-9_]*)(?: |\z)/', $error, $kind) !== 1
+            || in_array($kind[1], ['LOADING', 'BUSY', 'MASTERDOWN', 'TRYAGAIN', 'CLUSTERDOWN'], true)) {
+        return new Unavailable('redis: ' . ($e?->getMessage() ?? $error), 0, $e);
+    }
+    return new BackendError("redis replied: $error", 0, $e);
 }
 
 function fetch_mysql(int $id): ?string
@@ -144,9 +188,22 @@ function fetch_mysql(int $id): ?string
         $row = $stmt->fetch(PDO::FETCH_NUM);
         $stmt->closeCursor();
     } catch (PDOException $e) {
-        throw new Unavailable($e->getMessage(), 0, $e);
+        throw mysql_unavailable($e) ? new Unavailable($e->getMessage(), 0, $e) : new BackendError($e->getMessage(), 0, $e);
     }
     return $row === false ? null : $row[1];
+}
+
+/**
+ * Whether a PDO error is about MariaDB's availability (503) rather than an error it answered
+ * with (a SQL error such as 1146 ER_NO_SUCH_TABLE: 500). The client's own errors (2000-2999:
+ * cannot connect, server gone away, lost connection, read timeout) and the server's refusals of
+ * a connection (1040 too many connections, 1053 shutting down, 1927 connection killed) are.
+ */
+function mysql_unavailable(PDOException $e): bool
+{
+    // errorInfo[1] is the driver's code; a failed connect carries it in getCode() instead.
+    $code = $e->errorInfo[1] ?? $e->getCode();
+    return is_int($code) && (($code >= 2000 && $code < 3000) || in_array($code, [1040, 1053, 1927], true));
 }
 
 function fetch_memcache(int $id): ?string
@@ -154,7 +211,7 @@ function fetch_memcache(int $id): ?string
     // A persistent Memcached instance: with a persistent id, libmemcached's handle and its
     // connection survive the request; the server is added once per worker.
     $mc = persistent() ? new Memcached('greetings') : new Memcached();
-    if (!$mc->getServerList()) {
+    if ($mc->isPristine()) { // a new instance (not one this worker kept): configure it once
         $ms = (int) env('BACKEND_TIMEOUT_MS');
         $mc->setOptions([
             Memcached::OPT_CONNECT_TIMEOUT => $ms,          // ms
@@ -178,8 +235,12 @@ function fetch_memcache(int $id): ?string
         if ($code === Memcached::RES_NOTFOUND) {
             return null;
         }
-        // A timeout or connection failure: libmemcached has closed the socket already.
-        throw new Unavailable($mc->getResultMessage(), $code);
+        $message = $mc->getResultMessage();
+        if (in_array($code, C::MEMCACHED_UNAVAILABLE, true)) {
+            // A timeout or connection failure: libmemcached has closed the socket already.
+            throw new Unavailable($message, $code);
+        }
+        throw new BackendError("memcached: $message", $code); // the server answered with an error
     }
     return (string) $value;
 }
@@ -227,6 +288,10 @@ function handle(array $server): void
     } catch (Unavailable $e) {
         error_log("php-fpm: $path?id=$id: backend unavailable: " . $e->getMessage());
         error_response(503);
+        return;
+    } catch (BackendError $e) {
+        error_log("php-fpm: $path?id=$id: backend error: " . $e->getMessage());
+        error_response(500);
         return;
     } catch (Throwable $e) {
         error_log("php-fpm: $path?id=$id: " . $e);

@@ -101,6 +101,8 @@ def parse(stdout: str, target_rate: float, duration: float | None = None) -> dic
                        "p99.9": ms(pct.get("p99.9")), "max": ms(summary.get("slowest")),
                        "mean": ms(summary.get("average"))},
         "latency_corrected": True,
+        # The whole percentile curve oha reports (p10 .. p99.99), for the report's latency curves.
+        "percentiles_ms": {k[1:]: ms(v) for k, v in pct.items() if k.startswith("p") and v is not None},
         # oha's JSON has only a distribution of per-second rates, not the series: open-loop runs
         # have no per-second throughput (their rate is fixed by construction; achieved_fraction says if it held).
         "per_second_rps": None,

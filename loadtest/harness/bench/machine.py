@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 
+from .. import toolchains
 from ..config import ROOT
 
 
@@ -114,7 +115,9 @@ def stack_versions(stack) -> dict:
     out = dict(library_versions(stack.dir))
     # The runtimes its toolchain selects (with the stack's own PATH/JAVA_HOME), then its required commands.
     for cmd in [*stack.toolchain, *[c for c in stack.requires if c not in stack.toolchain]]:
-        line = runtime_version(cmd, cwd=stack.dir, env=env)
+        own = toolchains.version_command(cmd)  # `go version` has no --version
+        line = (_first_line(own, cwd=stack.dir, env=env, require_ok=True) if cmd in toolchains.VERSION_COMMANDS
+                else None) or runtime_version(cmd, cwd=stack.dir, env=env)
         if line:
             out[cmd] = line
     if stack.versions:

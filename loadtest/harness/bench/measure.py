@@ -1,7 +1,7 @@
 """One load run with its accounting: who used how much CPU and memory while the tool ran.
 
 The tool (wrk, oha, a backend's benchmark) is a child process reaped with wait4(), whose rusage is
-exactly its CPU time. The server's CPU is the delta of its whole process tree in /proc; the
+exactly its CPU time. The server's CPU is the delta of its whole process tree (procstats); the
 backends' and the harness's own are measured the same way. Foreign is what makes a run
 untrustworthy: the CPU of every other user-space process (from /proc, capped by the busy time
 /proc/stat has left over) plus steal (the hypervisor serving another guest). Busy time that neither
@@ -53,7 +53,7 @@ def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = Tru
     server_before, others_before = _server_and_others(acct)
     known_before = _cpu_of(acct.known_pids)
     self_before = resource.getrusage(resource.RUSAGE_SELF)
-    busy0, steal0, total0, per0 = procstats.machine_jiffies()
+    busy0, steal0, total0, per0 = procstats.machine_cpu_seconds()
     sampler = procstats.MemorySampler(acct.server_root).start() if (acct.server_root and sample_memory) else None
     children_before = _children_cpu()
     t0 = time.monotonic()
@@ -69,7 +69,7 @@ def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = Tru
     generator_cpu = max(0.0, _children_cpu() - children_before)
     wall = time.monotonic() - t0
     memory = sampler.stop() if sampler else None
-    busy1, steal1, total1, per1 = procstats.machine_jiffies()
+    busy1, steal1, total1, per1 = procstats.machine_cpu_seconds()
     self_after = resource.getrusage(resource.RUSAGE_SELF)
     known_after = _cpu_of(acct.known_pids)
     server_after, others_after = _server_and_others(acct)
@@ -78,9 +78,9 @@ def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = Tru
                     {k: known_after.get(k, 0) - known_before.get(k, 0) for k in known_before},
                     generator_cpu,
                     (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime),
-                    (busy1 - busy0) / procstats.CLK_TCK, (total1 - total0) / procstats.CLK_TCK,
-                    others, (steal1 - steal0) / procstats.CLK_TCK,
-                    {c: ((per1[c][0] - per0[c][0]) / max(1, per1[c][1] - per0[c][1])) for c in per1 if c in per0},
+                    busy1 - busy0, total1 - total0, others, steal1 - steal0,
+                    {c: (per1[c][0] - per0[c][0]) / (per1[c][1] - per0[c][1]) for c in per1
+                     if c in per0 and per1[c][1] > per0[c][1]},
                     acct)
     if memory:
         stats["memory"] = memory

@@ -25,6 +25,24 @@ def fmt_mib(v) -> str:
     return "–" if v is None else f"{v / 2**20:,.0f}"
 
 
+BELOW_GOAL = "▼"  # marks a share of the bound under results.BOUND_GOAL (report.html colours the cell)
+
+
+def fmt_share(sob: dict | None) -> str:
+    """A share of the bound: ≤ when it is an upper estimate (/hello generator-saturated), ≥ when a
+    lower one (the endpoint generator-saturated), ? when both; ▼ under the goal."""
+    if not sob or sob.get("share") is None:
+        return "–"
+    up, down = sob.get("bound_understated"), sob.get("data_understated")
+    prefix = "≤" if up and not down else "≥" if down and not up else ""
+    text = prefix + f"{sob['share']:.0%}" + ("?" if up and down else "")
+    return text + (f" {BELOW_GOAL}" if sob.get("below_goal") else "")
+
+
+def fmt_eff(v) -> str:
+    return "–" if v is None else (f"{v:,.0f}" if v >= 100 else f"{v:.3g}")
+
+
 def benchmarked(doc) -> list[dict]:
     return [s for s in doc["stacks"] if s.get("endpoints")]
 
@@ -66,13 +84,13 @@ def measured_cells(doc, s: dict, endpoint: str) -> list[str] | None:
     best = next(r for r in ep["sweep"] if r["connections"] == h["connections"])
     errors = sum(sum((r.get("errors") or {}).values()) for r in ep["sweep"] + ep["repeats"])
     return [fmt_rps(t["median"]) + spread, h["connections"], ep["knee_connections"],
-            fmt_pct(results.ratio(t["median"], ceiling)), fmt_ms(best["latency_ms"]["p99"]) if best.get("latency_ms") else "–",
+            fmt_pct(results.ratio(t["median"], ceiling)), fmt_share(ep.get("share_of_bound")), fmt_ms(best["latency_ms"]["p99"]) if best.get("latency_ms") else "–",
             *opens, fmt_rps(h["cpu_us_per_request"]["median"]), fmt_mib(peak_mem), fmt_mib(steady_mem),
             f"{errors:,}", ", ".join(h["flags"]) or "ok"]
 
 
 def measured_header(doc) -> list[str]:
-    return (["req/s (median)", "at conns", "knee", "of ceiling", "closed p99 ms"]
+    return (["req/s (median)", "at conns", "knee", "of ceiling", "of bound", "closed p99 ms"]
             + [f"open {r:.0%} p99 ms" for r in doc["settings"]["open_rates"]]
             + ["CPU µs/req", "peak RSS MiB", "steady RSS MiB", "errors", "flags"])
 
@@ -154,9 +172,55 @@ def overview_rows(doc) -> list[list[str]]:
     return rows
 
 
+SHARE_OF_BOUND_TEXT = (
+    "**Share of the bound** (data endpoints): on one server CPU a data request costs at least the stack's own "
+    "HTTP work, what its `/hello` costs, plus the backend client's work, at best what the backend's own benchmark "
+    "tool costs. So the most a stack can serve is bound = 1 / (1/hello + 1/ceiling), where hello = the stack's "
+    "`/hello` headline in this run (median req/s at its best concurrency), ceiling = this run's ceiling for the "
+    "endpoint at the connections of the endpoint's headline, and share = data / bound with data = the endpoint's "
+    f"headline. {BELOW_GOAL} = under the goal of {results.BOUND_GOAL:.0%}. ≤: `/hello` was generator-saturated, "
+    "so the true bound is higher and the share at most this; ≥: the endpoint itself was, so the share is at least "
+    "this; –: a figure is missing (`/hello` not run, no ceiling at that concurrency, no answers).")
+
+EFFICIENCY_TEXT = (
+    "**Efficiency** (from the headline runs): requests per CPU-second = 1e6 / the server's CPU µs per request "
+    "(its whole process tree, median of the headline runs); req/s per MiB = the headline req/s / the largest RSS "
+    "of the tree during those runs. Higher is better for both.")
+
+
+def bound_matrix(doc) -> tuple[list[str], list[list[str]]]:
+    """Stacks x data endpoints: the share of the bound (header, rows)."""
+    eps = [e for e in endpoints(doc) if e in results.DATA_ENDPOINTS]
+    rows = [[x["name"]] + [fmt_share((x["endpoints"].get(e) or {}).get("share_of_bound")) for e in eps]
+            for x in benchmarked(doc)]
+    return ["stack"] + [f"/{e}" for e in eps], (rows if eps else [])
+
+
+def bound_rows(doc) -> tuple[list[str], list[list[str]]]:
+    """Every figure behind each share of the bound, one row per stack and data endpoint (header, rows)."""
+    rows = []
+    for x in benchmarked(doc):
+        for e in endpoints(doc):
+            sob = (x["endpoints"].get(e) or {}).get("share_of_bound")
+            if sob:
+                rows.append([x["name"], f"/{e}", fmt_rps(sob["hello_rps"]) + (" ⚑" if sob["bound_understated"] else ""),
+                             f"{fmt_rps(sob['ceiling_rps'])} at {sob['ceiling_connections']}", fmt_rps(sob["bound_rps"]),
+                             fmt_rps(sob["data_rps"]) + (" ⚑" if sob["data_understated"] else ""), fmt_share(sob)])
+    return ["stack", "endpoint", "/hello req/s", "ceiling req/s at conns", "bound req/s", "req/s", "share"], rows
+
+
+def efficiency_matrix(doc, figure: str) -> tuple[list[str], list[list[str]]]:
+    """Stacks x endpoints: one figure of results.efficiency (header, rows)."""
+    rows = [[x["name"]] + [fmt_eff(((x["endpoints"].get(e) or {}).get("efficiency") or {}).get(figure))
+                           for e in endpoints(doc)] for x in benchmarked(doc)]
+    return ["stack"] + [f"/{e}" for e in endpoints(doc)], rows
+
+
 def render(doc) -> str:
     m, s, lay = doc["machine"], doc["settings"], doc["cpu_layout"]
     h = harness_cpu(doc)
+    open_loop = (f"open loop at {', '.join(f'{r:.0%}' for r in s['open_rates'])} of it for {s['open_duration']:g} s"
+                 if s["open_rates"] else "no open loop")
     out = [f"# Benchmark report, {doc['started']}", ""]
     if not doc.get("complete"):
         out += ["**This run did not complete**: what follows is what it finished.", ""]
@@ -165,8 +229,7 @@ def render(doc) -> str:
         f"- commit: `{doc['git']['commit']}`{' (with uncommitted changes)' if doc['git']['dirty'] else ''} on {doc['git']['branch']}",
         f"- CPU layout ({lay['source']}): server `{lay['server']}`, load generator `{lay['loadgen']}`, backends `{lay['backends']}`",
         f"- settings: {'QUICK pass, ' if s['quick'] else ''}concurrency {s['concurrency']}, {s['duration']:g} s per level, "
-        f"{s['repeats']} run(s) of the best level (median), open loop at {', '.join(f'{r:.0%}' for r in s['open_rates']) or 'none'} "
-        f"of it for {s['open_duration']:g} s, warm-up {s['warmup_min']:g}–{s['warmup_max']:g} s",
+        f"{s['repeats']} run(s) of the best level (median), {open_loop}, warm-up {s['warmup_min']:g}–{s['warmup_max']:g} s",
         f"- limits: nofile {doc['limits']['nofile_soft']}, somaxconn {doc['limits']['somaxconn']}; "
         f"load average {doc.get('loadavg_start')} at start, {doc.get('loadavg_end')} at end",
         f"- duration: {doc.get('duration_s', 0) / 60:.1f} min",
@@ -177,6 +240,15 @@ def render(doc) -> str:
         "Best closed-loop req/s per stack and endpoint (median of the repeats), in brackets its share of the "
         "ceiling at the same concurrency; ⚑ = a flagged run (see Flags).", "",
         table(["stack"] + [f"/{e}" for e in endpoints(doc)], overview_rows(doc)), "",
+    ]
+    header, rows = bound_matrix(doc)
+    if rows:
+        out += ["## Share of the bound", "", SHARE_OF_BOUND_TEXT, "", table(header, rows), "",
+                table(*bound_rows(doc)), ""]
+    out += ["## Efficiency", "", EFFICIENCY_TEXT, "", "Requests per CPU-second:", "",
+            table(*efficiency_matrix(doc, "requests_per_cpu_second")), "", "req/s per MiB of peak RSS:", "",
+            table(*efficiency_matrix(doc, "rps_per_mib_peak_rss")), ""]
+    out += [
         "## Stacks", "",
         table(["stack", "status", "detail"],
               [[x["name"], x.get("status", "?"), x.get("reason") or

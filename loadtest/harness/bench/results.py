@@ -1,26 +1,19 @@
 """results.json: writing, reading, and the few derived numbers every report shows.
 
 The schema is documented in loadtest/RESULTS.md; SCHEMA_VERSION changes whenever a field changes
-meaning or disappears (adding a field does not).
+meaning or disappears (adding a field does not). The derived numbers (derive()) are computed
+again whenever a results.json is written or read, so an older file rendered again gets them too.
 """
 import json
 import os
 import pathlib
-import statistics
+
+from .settings import DATA_ENDPOINTS
 
 SCHEMA = "reference-servers/bench-results"
 SCHEMA_VERSION = 1
 KNEE_FRACTION = 0.9
-
-
-def median_and_spread(values: list[float]) -> dict:
-    values = [v for v in values if v is not None]
-    if not values:
-        return {"median": None, "min": None, "max": None, "spread_pct": None, "n": 0}
-    med = statistics.median(values)
-    spread = (max(values) - min(values)) / med * 100 if med else None
-    return {"median": round(med, 1), "min": round(min(values), 1), "max": round(max(values), 1),
-            "spread_pct": round(spread, 1) if spread is not None else None, "n": len(values)}
+BOUND_GOAL = 0.75  # issue 17: every data endpoint should reach this share of its bound
 
 
 def knee(points: list[tuple[int, float]]) -> int | None:
@@ -34,6 +27,7 @@ def knee(points: list[tuple[int, float]]) -> int | None:
 
 
 def write(doc: dict, out_dir: pathlib.Path) -> pathlib.Path:
+    derive(doc)
     path = out_dir / "results.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False))
@@ -50,7 +44,7 @@ def read(path) -> dict:
         raise ValueError(f"{path}: not a results.json of this harness (schema {doc.get('schema')!r})")
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"{path}: schema_version {doc.get('schema_version')}, this harness reads {SCHEMA_VERSION}")
-    return doc
+    return derive(doc)
 
 
 def link_latest(results_root: pathlib.Path, run_dir: pathlib.Path) -> None:
@@ -73,3 +67,82 @@ def ratio(value, ceiling) -> float | None:
     if value is None or not ceiling:
         return None
     return round(value / ceiling, 3)
+
+
+def _median(ep: dict | None, figure: str):
+    return ((ep or {}).get("headline") or {}).get(figure, {}).get("median")
+
+
+def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
+    """How near a data endpoint comes to the most its stack can reach there (issue 17).
+
+    On one server CPU a data request costs the stack's own HTTP work, at best what its /hello
+    costs (1/hello CPU-seconds), plus the backend client's work, at best what the backend's own
+    benchmark tool costs (1/ceiling). So bound = 1 / (1/hello + 1/ceiling), and share = data / bound, where
+    hello = the stack's /hello headline (median req/s at its best concurrency) in this run,
+    ceiling = this run's ceiling for the endpoint at the connections of the endpoint's headline,
+    data = the endpoint's headline. A generator-saturated headline is the client's limit: for
+    /hello the true bound is higher, so the share is at most this (`bound_understated`); for the
+    endpoint itself the true rate is higher, so the share is at least this (`data_understated`).
+    """
+    endpoints = stack.get("endpoints") or {}
+    ep, hello_ep = endpoints.get(endpoint), endpoints.get("hello")
+    connections = (ep or {}).get("headline", {}).get("connections")
+    out = {"hello_rps": _median(hello_ep, "throughput_rps"),
+           "ceiling_rps": ceiling_for(doc, endpoint, connections) if connections else None,
+           "ceiling_connections": connections,
+           "data_rps": _median(ep, "throughput_rps"),
+           "bound_rps": None, "share": None,
+           "bound_understated": "generator-saturated" in (hello_ep or {}).get("headline", {}).get("flags", []),
+           "data_understated": "generator-saturated" in (ep or {}).get("headline", {}).get("flags", []),
+           "below_goal": None}
+    out["missing"] = [k for k in ("hello", "ceiling", "data") if not out[f"{k}_rps"]]
+    if not out["missing"]:
+        bound = 1 / (1 / out["hello_rps"] + 1 / out["ceiling_rps"])
+        out["bound_rps"] = round(bound, 1)
+        out["share"] = round(out["data_rps"] / bound, 3)
+        out["below_goal"] = out["share"] < BOUND_GOAL
+    return out
+
+
+def efficiency(ep: dict) -> dict:
+    """What a stack's headline throughput on an endpoint costs: requests per second of server CPU
+    (1e6 / CPU µs per request) and req/s per MiB of the largest RSS its headline runs reached."""
+    cpu_us = _median(ep, "cpu_us_per_request")
+    rps = _median(ep, "throughput_rps")
+    connections = ep.get("headline", {}).get("connections")
+    runs = [r for r in ep.get("sweep", []) if r.get("connections") == connections] + ep.get("repeats", [])
+    peaks = [r["stats"]["memory"]["peak_rss_bytes"] for r in runs
+             if ((r.get("stats") or {}).get("memory") or {}).get("peak_rss_bytes")]
+    peak = max(peaks) if peaks else None
+    return {"requests_per_cpu_second": round(1e6 / cpu_us, 1) if cpu_us else None,
+            "peak_rss_bytes": peak,
+            "rps_per_mib_peak_rss": round(rps / (peak / 2**20), 2) if rps and peak else None}
+
+
+DEFINITIONS = {
+    "share_of_bound": "data endpoints: share = data / bound, bound = 1 / (1/hello + 1/ceiling); hello = the stack's "
+                      "/hello headline median req/s (its best concurrency) in this run, ceiling = this run's ceiling "
+                      "for the endpoint at the connections of the endpoint's headline, data = the endpoint's headline "
+                      "median req/s. bound_understated: /hello's headline was generator-saturated (the true bound is "
+                      "higher: the share is at most this); data_understated: the endpoint's headline was "
+                      "(the share is at least this). share is null when hello, ceiling or data is (see missing). "
+                      f"below_goal: share < {BOUND_GOAL}.",
+    "efficiency": "requests_per_cpu_second = 1e6 / the headline's median cpu_us_per_request; peak_rss_bytes = the "
+                  "largest stats.memory.peak_rss_bytes of the headline runs (the sweep's run at the headline "
+                  "connections and the repeats); rps_per_mib_peak_rss = the headline median req/s / that in MiB.",
+}
+
+
+def derive(doc: dict) -> dict:
+    """Adds to every benchmarked endpoint its `efficiency`, and to every data endpoint its
+    `share_of_bound` (from the figures already in `doc`; recomputed, never read back)."""
+    doc["definitions"] = DEFINITIONS
+    for stack in doc.get("stacks", []):
+        for name, ep in (stack.get("endpoints") or {}).items():
+            if not ep.get("headline"):
+                continue
+            ep["efficiency"] = efficiency(ep)
+            if name in DATA_ENDPOINTS:
+                ep["share_of_bound"] = share_of_bound(doc, stack, name)
+    return doc

@@ -17,7 +17,7 @@ from ..config import ROOT, RUN_DIR, SERVICES, external_services
 from ..http_client import fetch
 from .. import procstats
 from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, report_html, report_md,
-               results)
+               results, stats)
 from .nginx_ceiling import Nginx
 from .settings import DATA_ENDPOINTS, Settings
 
@@ -112,6 +112,15 @@ class Bench:
             record["flags"].append("behind-rate")
         return record
 
+    def start_pinned(self, stack, env: dict | None = None) -> stacks.Running:
+        """The stack started (with `env` over its settings) on the server CPUs, its whole process
+        tree pinned there; stop it with `with`. Raises stacks.StackError when it does not start."""
+        with cpus.inherited(self.layout.server):
+            running = stacks.start(stack, env=env)
+        for pid in procstats.tree(running.pid):
+            cpus.pin_process(pid, self.layout.server)
+        return running
+
     # ------------------------------------------------------------------ phases
 
     def setup_services(self) -> list[str]:
@@ -171,16 +180,17 @@ class Bench:
                 problems.append(f"GET {target}: {e}")
         return problems
 
-    def warm_up(self, stack, root: int) -> dict:
+    def warm_up(self, stack, root: int, raw_prefix: str | None = None) -> dict:
         """Until the per-endpoint rate stops drifting (last 3 one-second runs within ±warmup_drift of
-        their mean) after warmup_min, or warmup_max: JIT compilers and pools settle before measuring."""
+        their mean) after warmup_min, or warmup_max: JIT compilers and pools settle before measuring.
+        `raw_prefix` (default: the stack's name) keeps the raw outputs of several starts apart."""
         t0 = time.monotonic()
         rates: dict[str, list] = {e: [] for e in self.s.endpoints}
         rounds = 0
         while True:
             for endpoint in self.s.endpoints:
                 rec = self.closed_run(stack.url, endpoint, WARMUP_CONNECTIONS, 1, root,
-                                      f"{stack.name}-warmup-{endpoint}-{rounds}.txt")
+                                      f"{raw_prefix or stack.name}-warmup-{endpoint}-{rounds}.txt")
                 rates[endpoint].append(rec.get("throughput_rps") or 0.0)
             rounds += 1
             elapsed = time.monotonic() - t0
@@ -237,8 +247,8 @@ class Bench:
                      f"req/s (repeat {i}) {' '.join(rec['flags'])}")
         headline_runs = [best] + out["repeats"]
         out["headline"] = {"connections": best["connections"],
-                           "throughput_rps": results.median_and_spread([r.get("throughput_rps") for r in headline_runs]),
-                           "cpu_us_per_request": results.median_and_spread([r.get("cpu_us_per_request") for r in headline_runs]),
+                           "throughput_rps": stats.median_and_spread([r.get("throughput_rps") for r in headline_runs]),
+                           "cpu_us_per_request": stats.median_and_spread([r.get("cpu_us_per_request") for r in headline_runs]),
                            "flags": sorted({f for r in headline_runs for f in r["flags"]})}
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates:
@@ -282,8 +292,8 @@ class Bench:
             self.say(plan.stack_seconds(self.s), f"{stack.name}: unavailable: {reason}")
             entry.update(status="unavailable", reason=reason)
             return entry
-        entry["versions"] = machine.stack_versions(stack)
         ok, checks = verify.verify_stack(stack, build_first=True)
+        entry["versions"] = machine.stack_versions(stack)  # after the build: it may bring the runtime (`path`)
         entry["verify"] = {"ok": ok, "passed": sum(c.ok and not c.skipped for c in checks),
                            "failed": [c.name for c in checks if not c.ok and not c.skipped],
                            "skipped": [c.name for c in checks if c.skipped]}
@@ -296,14 +306,11 @@ class Bench:
             entry.update(status="failed", reason=f"verification: {bad.name}: {bad.detail.splitlines()[0] if bad.detail else ''}")
             return entry
         try:
-            with cpus.inherited(self.layout.server):
-                running = stacks.start(stack)
+            running = self.start_pinned(stack)
         except stacks.StackError as e:
             entry.update(status="failed", reason=f"start: {str(e).splitlines()[0]}")
             return entry
         with running:
-            for pid in procstats.tree(running.pid):
-                cpus.pin_process(pid, self.layout.server)
             problems = self.prime(stack)
             self.say(plan.START_S, f"{stack.name}: started (pid {running.pid}), primed"
                      + (f": {'; '.join(problems)}" if problems else ""))

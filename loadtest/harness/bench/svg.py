@@ -27,28 +27,43 @@ def nice_max(v: float) -> float:
 def short(v: float) -> str:
     if v >= 1e6:
         return f"{v / 1e6:.1f}M"
-    if v >= 1e3:
-        return f"{v / 1e3:.0f}k" if v >= 1e4 else f"{v / 1e3:.1f}k"
-    return f"{v:.3g}"
+    if v >= 999.5:  # what would round to 1,000 is 1.0k, not 1e+03
+        return f"{v / 1e3:.0f}k" if v >= 9999.5 else f"{v / 1e3:.1f}k"
+    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
+def _legend_rows(names: list[str], extra, x: int, max_x: int | None) -> list[list[tuple[str, int]]]:
+    items = [(name, 24 + 7 * len(name)) for name in names] + [(label, 30 + 7 * len(label)) for label, _ in extra]
+    rows, dx = [[]], x
+    for label, w in items:
+        if max_x is not None and dx + w > max_x and rows[-1]:
+            rows.append([])
+            dx = x
+        rows[-1].append((label, w))
+        dx += w
+    return rows
+
+
+def legend_height(names: list[str], x: int, max_x: int, extra: list = ()) -> int:
+    """Pixels the legend needs above its last row's baseline (0 for one row)."""
+    return 16 * (len(_legend_rows(names, extra, x, max_x)) - 1)
 
 
 def legend(names: list[str], colours: dict, x: int, y: int, extra: list = (), max_x: int | None = None) -> str:
-    """One row at y; when the items would run past max_x, two rows (the first one line higher)."""
-    items = [(name, 24 + 7 * len(name)) for name in names] + [(label, 30 + 7 * len(label)) for label, _ in extra]
-    wrap = max_x is not None and x + sum(w for _, w in items) > max_x
-    row_y = y - 16 if wrap else y
-    out, dx = [], x
+    """As many rows as it takes to stay left of max_x, the last one at y (the others above it)."""
+    rows = _legend_rows(names, extra, x, max_x)
     styles = dict(extra)
-    for label, w in items:
-        if wrap and dx + w > max_x and dx > x:
-            dx, row_y = x, y
-        if label in styles and label not in colours:
-            out.append(f'<line x1="{dx}" y1="{row_y - 4}" x2="{dx + 18}" y2="{row_y - 4}" {styles[label]}/>'
-                       f'<text x="{dx + 22}" y="{row_y}" font-size="12">{esc(label)}</text>')
-        else:
-            out.append(f'<rect x="{dx}" y="{row_y - 9}" width="10" height="10" fill="{colours[label]}"/>'
-                       f'<text x="{dx + 14}" y="{row_y}" font-size="12">{esc(label)}</text>')
-        dx += w
+    out = []
+    for i, row in enumerate(rows):
+        row_y, dx = y - 16 * (len(rows) - 1 - i), x
+        for label, w in row:
+            if label in styles and label not in colours:
+                out.append(f'<line x1="{dx}" y1="{row_y - 4}" x2="{dx + 18}" y2="{row_y - 4}" {styles[label]}/>'
+                           f'<text x="{dx + 22}" y="{row_y}" font-size="12">{esc(label)}</text>')
+            else:
+                out.append(f'<rect x="{dx}" y="{row_y - 9}" width="10" height="10" fill="{colours[label]}"/>'
+                           f'<text x="{dx + 14}" y="{row_y}" font-size="12">{esc(label)}</text>')
+            dx += w
     return "".join(out)
 
 
@@ -157,5 +172,75 @@ def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, k
     if knees:
         extra.append(("◯ knee", 'stroke="none"'))
     out.append(legend(list(lines), colours, left, height - 10, extra, max_x=width))
+    out.append("</svg>")
+    return "".join(out)
+
+
+PERCENTILE_TICKS = (50, 90, 99, 99.9, 99.99)
+
+
+def _nines(p: float) -> float:
+    """x of percentile p on an HdrHistogram-style axis: log10 of 1 / (1 - p), so 90, 99, 99.9 are evenly spaced."""
+    return math.log10(100 / (100 - p))
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[float]]:
+    """Decades from lo to hi, and 2x, 5x between them when few decades show."""
+    decades = [lo * 10 ** i for i in range(int(round(math.log10(hi / lo))) + 1)]
+    minor = [d * m for d in decades[:-1] for m in (2, 5)] if len(decades) <= 4 else []
+    return decades, minor
+
+
+def percentile_chart(title: str, lines: dict, colours: dict, dashed: set = frozenset(), width: int = 640,
+                     height: int = 340) -> str:
+    """Latency against percentile, both on log scales: lines[label] -> [(percentile, ms)] with
+    percentiles from 50 to 99.99; colours[label]; labels in `dashed` are drawn dashed."""
+    left, right, top = 70, 20, 40
+    height += legend_height(list(lines), left, width)
+    bottom = 68 + legend_height(list(lines), left, width)
+    pw, ph = width - left - right, height - top - bottom
+    pts_all = [(p, v) for pts in lines.values() for p, v in pts if v and v > 0 and 50 <= p < 100]
+    if not pts_all:
+        return ""
+    lo = 10 ** math.floor(math.log10(min(v for _, v in pts_all)))
+    hi = 10 ** math.ceil(math.log10(max(v for _, v in pts_all)))
+    if hi <= lo:
+        hi = lo * 10
+    x0, x1 = _nines(PERCENTILE_TICKS[0]), _nines(PERCENTILE_TICKS[-1])
+
+    def X(p):
+        return left + pw * (_nines(p) - x0) / (x1 - x0)
+
+    def Y(v):
+        return top + ph - ph * (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="sans-serif"><title>{esc(title)}</title>',
+           f'<text x="{left}" y="20" font-size="15" font-weight="bold">{esc(title)}</text>']
+    decades, minor = log_ticks(lo, hi)
+    for t in minor:
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{Y(t):.1f}" y2="{Y(t):.1f}" stroke="#eee"/>')
+        if len(decades) <= 3:  # one or two decades: too few labels without the 2x and 5x
+            out.append(f'<text x="{left - 6}" y="{Y(t) + 4:.1f}" font-size="10" fill="#777" text-anchor="end">{t:,g}</text>')
+    for t in decades:
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{Y(t):.1f}" y2="{Y(t):.1f}" stroke="#ccc"/>'
+                   f'<text x="{left - 6}" y="{Y(t) + 4:.1f}" font-size="11" text-anchor="end">{t:,g}</text>')
+    for p in PERCENTILE_TICKS:
+        out.append(f'<line x1="{X(p):.1f}" x2="{X(p):.1f}" y1="{top}" y2="{top + ph}" stroke="#e4e4e4"/>'
+                   f'<text x="{X(p):.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle">p{p:g}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" font-size="12" text-anchor="middle">'
+               f'percentile (log scale of 1 / (1 − p))</text>')
+    out.append(f'<text x="14" y="{top + ph / 2}" font-size="12" transform="rotate(-90 14 {top + ph / 2})" '
+               f'text-anchor="middle">latency, ms (log scale)</text>')
+    for label, pts in lines.items():
+        pts = sorted((p, v) for p, v in pts if v and v > 0 and 50 <= p < 100)
+        if not pts:
+            continue
+        dash = ' stroke-dasharray="6 4"' if label in dashed else ""
+        out.append(f'<polyline points="{" ".join(f"{X(p):.1f},{Y(v):.1f}" for p, v in pts)}" fill="none" '
+                   f'stroke="{colours[label]}" stroke-width="2.5"{dash}/>')
+        for p, v in pts:
+            out.append(f'<circle cx="{X(p):.1f}" cy="{Y(v):.1f}" r="3" fill="{colours[label]}">'
+                       f'<title>{esc(label)} p{p:g}: {v:,.2f} ms</title></circle>')
+    out.append(legend(list(lines), colours, left, height - 10, max_x=width))
     out.append("</svg>")
     return "".join(out)

@@ -37,8 +37,6 @@ import java.util.concurrent.TimeoutException;
  * with Connection: close, and the connection closes.
  */
 final class HttpHandler extends ChannelInboundHandlerAdapter {
-    /** -Dflush=each flushes every response on its own (for comparison); the default batches per read. */
-    private static final boolean BATCH_FLUSH = !"each".equals(System.getProperty("flush", "batched"));
     /** Request body bytes read and discarded; a longer body closes the connection after the answer. */
     static final int MAX_BODY = 64 * 1024;
     static final int ROUTE_HELLO = 0, ROUTE_SLEEP = 1, ROUTE_REDIS = 2, ROUTE_MYSQL = 3, ROUTE_MEMCACHE = 4,
@@ -346,7 +344,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             wrote = true;
         }
         if (wrote) {
-            if (reading && BATCH_FLUSH) {
+            if (reading) { // flushed once in channelReadComplete
                 flushPending = true;
             } else {
                 ctx.flush();
@@ -360,7 +358,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
         } else {
             ctx.write(buf, ctx.voidPromise());
-            if (reading && BATCH_FLUSH) {
+            if (reading) { // flushed once in channelReadComplete
                 flushPending = true;
             } else {
                 ctx.flush();

@@ -2,7 +2,6 @@ package javanetty;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -19,9 +18,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
- * only from the environment) are JVM system properties set in stack.toml's run command:
- * -Dtransport=auto|io_uring|epoll|nio, -DeventLoops=N (default: one per core),
- * -Dmysql.pool=N, -Dallocator=pooled|adaptive, -Dflush=batched|each.
+ * only from the environment) are JVM system properties that stack.toml's run command sets from
+ * environment variables (README, Tuning): -Dtransport=auto|io_uring|epoll|nio,
+ * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16 per core), and Netty's own
+ * -Dio.netty.allocator.type, which ByteBufAllocator.DEFAULT follows.
  */
 public final class Main {
     public static void main(String[] args) {
@@ -41,11 +41,7 @@ public final class Main {
         int cores = Runtime.getRuntime().availableProcessors();
         int loops = Integer.getInteger("eventLoops", cores);
         int mysqlPool = Integer.getInteger("mysql.pool", 16 * cores);
-        ByteBufAllocator alloc = switch (System.getProperty("allocator", "pooled")) {
-            case "pooled" -> PooledByteBufAllocator.DEFAULT;
-            case "adaptive" -> new io.netty.buffer.AdaptiveByteBufAllocator();
-            default -> throw new IllegalArgumentException("-Dallocator must be pooled or adaptive");
-        };
+        ByteBufAllocator alloc = ByteBufAllocator.DEFAULT; // -Dio.netty.allocator.type (stack.toml)
 
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(loops, transport.factory());
         Map<EventExecutor, Responses> responses = new IdentityHashMap<>();
@@ -65,9 +61,7 @@ public final class Main {
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 4096)
                 .option(ChannelOption.SO_REUSEADDR, true)
-                .option(ChannelOption.ALLOCATOR, alloc)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, alloc)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {

@@ -2,33 +2,48 @@ package javanetty;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.memcache.binary.BinaryMemcacheClientCodec;
+import io.netty.handler.codec.memcache.binary.BinaryMemcacheObjectAggregator;
+import io.netty.handler.codec.memcache.binary.BinaryMemcacheOpcodes;
+import io.netty.handler.codec.memcache.binary.BinaryMemcacheResponseStatus;
+import io.netty.handler.codec.memcache.binary.DefaultFullBinaryMemcacheRequest;
+import io.netty.handler.codec.memcache.binary.FullBinaryMemcacheResponse;
 import io.netty.util.concurrent.EventExecutor;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * memcached over its text protocol, on Netty itself: one pipelined connection per event loop,
- * living on that loop, so a /memcache request never leaves its thread (no locks, no hand-off).
- * Replies come back in request order, so a FIFO pairs them. A connection whose oldest request
- * is older than BACKEND_TIMEOUT_MS is closed and its pending requests failed: a late reply can
- * never be paired with a newer request. The next request opens a fresh connection.
+ * memcached through Netty's own binary memcache codec ({@code netty-codec-memcache}:
+ * {@link BinaryMemcacheClientCodec} frames requests and responses, {@link BinaryMemcacheObjectAggregator}
+ * joins a response and its value): one pipelined connection per event loop, living on that loop,
+ * so a /memcache request never leaves its thread (no locks, no hand-off).
+ *
+ * <p>What the codec leaves to its user is here: pairing a response with its request (memcached
+ * answers in order; each request's {@code opaque} is checked against the response's), and the
+ * deadline. A connection whose oldest request is older than BACKEND_TIMEOUT_MS is closed and its
+ * pending requests failed, so a late reply can never be paired with a newer request; the next
+ * request opens a fresh connection.
  */
 final class Memcache implements Backend {
-    private static final byte[] GET = "get greeting:".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] KEY_PREFIX = "greeting:".getBytes(StandardCharsets.US_ASCII);
     private static final int SWEEP_MS = 100;
+    /** The largest value taken in: memcached's default item size limit (-I, 1 MiB). */
+    private static final int MAX_VALUE = 1024 * 1024;
 
     private final Map<EventExecutor, Conn> conns = new IdentityHashMap<>();
 
@@ -60,7 +75,7 @@ final class Memcache implements Backend {
         }
     }
 
-    private record Pending(Reply reply, long sentNanos) {
+    private record Pending(Reply reply, long sentNanos, int opaque) {
     }
 
     private static final class Conn {
@@ -68,10 +83,11 @@ final class Memcache implements Backend {
         final InetSocketAddress address;
         final Bootstrap bootstrap;
         final long timeoutNanos;
-        final ArrayDeque<Pending> waitingForConnect = new ArrayDeque<>();
+        final ArrayDeque<Runnable> waitingForConnect = new ArrayDeque<>();
         Channel channel;
-        Decoder decoder;
+        Replies replies;
         boolean connecting;
+        int nextOpaque;
 
         Conn(EventLoop loop, InetSocketAddress address, Transport transport, int timeoutMs) {
             this.loop = loop;
@@ -80,23 +96,22 @@ final class Memcache implements Backend {
             this.bootstrap = new Bootstrap().group(loop).channel(transport.socketChannel())
                     .option(ChannelOption.TCP_NODELAY, true)
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, timeoutMs)
-                    .handler(new io.netty.channel.ChannelInitializer<>() {
+                    .handler(new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            ch.pipeline().addLast(new Decoder());
+                            ch.pipeline().addLast(new BinaryMemcacheClientCodec(),
+                                    new BinaryMemcacheObjectAggregator(MAX_VALUE), new Replies());
                         }
                     });
             loop.scheduleAtFixedRate(this::sweep, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
         }
 
         void get(int id, Reply reply) {
-            Pending p = new Pending(reply, System.nanoTime());
+            long now = System.nanoTime();
             if (channel != null && channel.isActive()) {
-                send(p, id);
+                send(id, reply, now);
             } else {
-                waitingForConnect.add(new Pending((m, e) -> {
-                    if (e != null) reply.done(null, e); else send(new Pending(reply, p.sentNanos), id);
-                }, p.sentNanos));
+                waitingForConnect.add(() -> send(id, reply, now));
                 connect();
             }
         }
@@ -109,89 +124,63 @@ final class Memcache implements Backend {
                 connecting = false;
                 if (done.isSuccess()) {
                     channel = f.channel();
-                    decoder = channel.pipeline().get(Decoder.class);
+                    replies = channel.pipeline().get(Replies.class);
                 }
-                for (Pending p; (p = waitingForConnect.poll()) != null; ) {
-                    p.reply.done(null, done.isSuccess() ? null : new Failures.Unavailable("memcached: " + done.cause()));
-                }
+                // send() fails each waiting request itself when there is still no connection
+                for (Runnable r; (r = waitingForConnect.poll()) != null; ) r.run();
             });
         }
 
-        void send(Pending p, int id) {
+        void send(int id, Reply reply, long sentNanos) {
             if (channel == null || !channel.isActive()) {
-                p.reply.done(null, new Failures.Unavailable("memcached connection lost"));
+                reply.done(null, new Failures.Unavailable("memcached: no connection"));
                 return;
             }
-            decoder.inflight.add(p);
-            ByteBuf b = channel.alloc().directBuffer(GET.length + 12);
-            b.writeBytes(GET);
-            b.writeCharSequence(Integer.toString(id), StandardCharsets.US_ASCII);
-            b.writeByte('\r').writeByte('\n');
-            channel.writeAndFlush(b, channel.voidPromise());
+            ByteBuf key = channel.alloc().buffer(KEY_PREFIX.length + 10);
+            key.writeBytes(KEY_PREFIX);
+            key.writeCharSequence(Integer.toString(id), StandardCharsets.US_ASCII);
+            DefaultFullBinaryMemcacheRequest request = new DefaultFullBinaryMemcacheRequest(key, Unpooled.EMPTY_BUFFER);
+            request.setOpcode(BinaryMemcacheOpcodes.GET);
+            int opaque = nextOpaque++;
+            request.setOpaque(opaque);
+            replies.inflight.add(new Pending(reply, sentNanos, opaque));
+            channel.writeAndFlush(request, channel.voidPromise());
         }
 
         /** Every 100 ms: a connection whose oldest request is overdue is frozen or lost; discard it. */
         void sweep() {
-            Decoder d = decoder;
-            if (d == null) return;
-            Pending oldest = d.inflight.peek();
+            Replies r = replies;
+            if (r == null) return;
+            Pending oldest = r.inflight.peek();
             if (oldest != null && System.nanoTime() - oldest.sentNanos > timeoutNanos) {
-                channel.close(); // Decoder.channelInactive fails what was pending on it
+                channel.close(); // Replies.channelInactive fails what was pending on it
                 channel = null;
-                decoder = null;
+                replies = null;
             }
         }
     }
 
-    /** Parses "VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n" or "END\r\n"; one reply per pending get. */
-    private static final class Decoder extends ByteToMessageDecoder {
+    /** Pairs each aggregated response with the oldest pending request, which must carry the same opaque. */
+    private static final class Replies extends SimpleChannelInboundHandler<FullBinaryMemcacheResponse> {
         final ArrayDeque<Pending> inflight = new ArrayDeque<>();
 
         @Override
-        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-            while (in.isReadable()) {
-                int start = in.readerIndex();
-                int eol = in.indexOf(start, in.writerIndex(), (byte) '\n');
-                if (eol < 0) return;
-                int lineLength = eol - start + 1;
-                Pending p = inflight.peek();
-                if (startsWith(in, start, "END\r\n") && lineLength == 5) {
-                    in.skipBytes(5);
-                    complete(p, null, null);
-                } else if (startsWith(in, start, "VALUE ")) {
-                    int bytes = lastNumber(in, start, eol - 1);
-                    if (bytes < 0) {
-                        protocolError(ctx, "bad VALUE line");
-                        return;
-                    }
-                    int need = lineLength + bytes + 2 + 5;
-                    if (in.readableBytes() < need) return; // wait for the rest
-                    byte[] value = new byte[bytes];
-                    in.getBytes(eol + 1, value);
-                    if (!startsWith(in, eol + 1 + bytes, "\r\nEND\r\n")) {
-                        protocolError(ctx, "a VALUE not followed by END");
-                        return;
-                    }
-                    in.skipBytes(need);
-                    complete(p, value, null);
-                } else {
-                    String line = in.toString(start, lineLength, StandardCharsets.US_ASCII).trim();
-                    in.skipBytes(lineLength);
-                    complete(p, null, new IllegalStateException("memcached answered: " + line));
-                }
-            }
-        }
-
-        private void complete(Pending p, byte[] value, Throwable error) {
-            if (p == null) return; // a reply nobody asked for: cannot happen on a FIFO connection
-            inflight.poll();
-            p.reply.done(value, error);
-        }
-
-        private void protocolError(ChannelHandlerContext ctx, String what) {
+        protected void channelRead0(ChannelHandlerContext ctx, FullBinaryMemcacheResponse response) {
             Pending p = inflight.poll();
-            if (p != null) p.reply.done(null, new IllegalStateException("memcached protocol: " + what));
-            ctx.close();
+            if (p == null || p.opaque != response.opaque()) {
+                if (p != null) p.reply.done(null, new IllegalStateException("memcached: a response out of order"));
+                ctx.close();
+                return;
+            }
+            short status = response.status();
+            if (status == BinaryMemcacheResponseStatus.SUCCESS) {
+                p.reply.done(ByteBufUtil.getBytes(response.content()), null);
+            } else if (status == BinaryMemcacheResponseStatus.KEY_ENOENT) {
+                p.reply.done(null, null);
+            } else { // memcached answered, with an error: not an outage
+                p.reply.done(null, new IllegalStateException("memcached answered status 0x"
+                        + Integer.toHexString(status & 0xffff) + ": " + response.content().toString(StandardCharsets.US_ASCII)));
+            }
         }
 
         @Override
@@ -205,27 +194,6 @@ final class Memcache implements Backend {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
-        }
-
-        private static boolean startsWith(ByteBuf in, int at, String s) {
-            if (in.writerIndex() - at < s.length()) return false;
-            for (int i = 0; i < s.length(); i++) {
-                if (in.getByte(at + i) != s.charAt(i)) return false;
-            }
-            return true;
-        }
-
-        /** The number that ends the line [start, crIndex) ("... <bytes>"), or -1. */
-        private static int lastNumber(ByteBuf in, int start, int cr) {
-            if (in.getByte(cr) != '\r') return -1;
-            int i = cr - 1;
-            int value = 0, scale = 1;
-            while (i > start && Character.isDigit(in.getByte(i))) {
-                value += (in.getByte(i) - '0') * scale;
-                scale *= 10;
-                i--;
-            }
-            return scale == 1 ? -1 : value;
         }
     }
 }

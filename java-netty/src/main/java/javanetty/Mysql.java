@@ -28,8 +28,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class Mysql implements Backend {
     static final String SQL = "SELECT id, message FROM greeting WHERE id = ?";
-    /** -Dmysql.skipAbandoned=false runs every queued query even when its request was already answered (for comparison). */
-    private static final boolean SKIP_ABANDONED = !"false".equals(System.getProperty("mysql.skipAbandoned"));
 
     private final Vertx vertx;
     private final Pool pool;
@@ -98,7 +96,7 @@ final class Mysql implements Backend {
                 return;
             }
             SqlConnection connection = acquired.result();
-            if (SKIP_ABANDONED && reply.abandoned()) {
+            if (reply.abandoned()) {
                 connection.close(); // back to the pool, no query sent
                 return;
             }

@@ -18,8 +18,16 @@ final class ContractError extends RuntimeException {
         this.status = status;
     }
 
-    /** A 503 that remembers why, for the log line. */
+    /** A 503 that remembers why, for the log line: the backend is down, refuses, or is too slow. */
     static ContractError unavailable(Throwable cause) {
         return new ContractError(503, cause);
+    }
+
+    /**
+     * A 500 that remembers why: the backend answered, with an error (a Redis error reply, an SQL
+     * error). Not an outage, so not a 503 (CONTRACT.md, Routing order).
+     */
+    static ContractError failed(Throwable cause) {
+        return new ContractError(500, cause);
     }
 }

@@ -31,7 +31,9 @@ class ErrorReplies {
 
     @ExceptionHandler(ContractError.class)
     void contract(ContractError error, HttpServletResponse response) throws IOException {
-        if (error.getCause() != null && log.isDebugEnabled()) {
+        if (error.status == 500) { // a backend's error answer: worth a line (an outage's 503s are not)
+            log.warn("{}: {}", error.getMessage(), String.valueOf(error.getCause()));
+        } else if (error.getCause() != null && log.isDebugEnabled()) {
             log.debug("{}: {}", error.getMessage(), error.getCause().toString());
         }
         send(response, error.status);

@@ -18,6 +18,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPool;
 import redis.clients.jedis.JedisPoolConfig;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * One Redis {@code GET greeting:<id>} per request through a fixed-size JedisPool.
@@ -28,7 +29,8 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
  * is destroyed, never returned: a late reply to a timed-out GET can therefore never be read as the
  * answer to the next request. A failure that is not a timeout means the server went away, so every
  * idle connection is dropped too (they are as dead as this one) and the next request connects anew:
- * recovery without a restart and without PINGs on borrow.
+ * recovery without a restart and without PINGs on borrow. An error reply is a 500, and the
+ * connection, still in step, goes back to the pool.
  */
 @Component
 class RedisGreetings {
@@ -59,6 +61,7 @@ class RedisGreetings {
                 .connectionTimeoutMillis(timeoutMillis)
                 .socketTimeoutMillis(timeoutMillis)
                 .clientSetInfoConfig(ClientSetInfoConfig.DISABLED) // no CLIENT SETINFO round trips on connect
+                .serverDefaultProtocol() // no HELLO on connect: the server's RESP2, which JedisPool speaks
                 .build();
         this.pool = new JedisPool(config, new HostAndPort(host, port), client);
         this.admission = new FairAdmission(poolSize);
@@ -102,6 +105,8 @@ class RedisGreetings {
                 clearIdle(); // the server went away: its other idle connections are dead as well
             }
             throw ContractError.unavailable(e);
+        } catch (JedisDataException e) { // an error reply (-NOPERM, -WRONGTYPE, ...): Redis is up and said no
+            throw ContractError.failed(e);
         } finally {
             giveBack(jedis, broken || jedis.isBroken());
         }

@@ -1,3 +1,0 @@
-#!/bin/bash
-# usage: stop.sh <name>...
-for n in "$@"; do [ -f /tmp/jn/$n.pid ] && kill $(cat /tmp/jn/$n.pid) 2>/dev/null; rm -f /tmp/jn/$n.pid; done; sleep 1

@@ -1,0 +1,125 @@
+// A node-cluster worker: its own event loop, HTTP server and backend connections. It accepts its
+// own connections on the listening socket the primary shares (server.js). Nothing blocks the
+// event loop: backend reads and the /sleep timer are asynchronous, so one worker serves many
+// requests at once.
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createMemcache } from './memcache.js';
+import { createMysql } from './mysql.js';
+import { createRedis } from './redis.js';
+import { MAX_REQUEST_LINE, onClientError, requestLineLength, serverOptions } from './protocol.js';
+import { error, greetingJson, json, parseId, text } from './respond.js';
+import { Unavailable } from './unavailable.js';
+
+const STOP_GRACE_MS = 1500; // the primary kills a worker still alive after this (server.js)
+const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
+
+// Runs `read(deadline)` and settles like it, or rejects with Unavailable once `ms` have passed.
+// `deadline` (a Date.now() value) tells the read when its answer stops being wanted, so that it
+// can give back what it holds (mysql.js); the drivers' own timeouts end the work behind it.
+function withDeadline(read, ms) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Unavailable('deadline', `no answer within ${ms} ms`)), ms);
+    read(Date.now() + ms).then(
+      (value) => { clearTimeout(timer); resolve(value); },
+      (err) => { clearTimeout(timer); reject(err); },
+    );
+  });
+}
+
+// A backend answering with an error is logged, but at most once a second: a broken table or a
+// revoked permission must not turn every request into a log line.
+let lastLogged = 0;
+let unlogged = 0;
+function logFailure(err) {
+  const now = Date.now();
+  if (now - lastLogged < 1000) {
+    unlogged++;
+    return;
+  }
+  console.error(`node-cluster: 500 for a backend error${unlogged ? ` (and ${unlogged} more since the last line)` : ''}:`, err);
+  lastLogged = now;
+  unlogged = 0;
+}
+
+export function runWorker(config) {
+  let stopping = false;
+  const backends = {
+    redis: createRedis(config.redis),
+    mysql: createMysql(config.mysql),
+    memcache: createMemcache(config.memcache),
+  };
+
+  // One backend read per request; the deadline covers everything, pool waits included.
+  const greeting = (backend) => async (res, query) => {
+    const id = parseId(query);
+    if (id === null) return error(res, 400);
+    let message;
+    try {
+      message = await withDeadline((deadline) => backend.get(id, deadline), config.timeoutMs);
+    } catch (err) {
+      if (err instanceof Unavailable) return error(res, 503); // down, refusing, full or too slow
+      logFailure(err);
+      return error(res, 500); // the backend answered with an error (the contract's "unexpected")
+    }
+    if (message === null) return error(res, 404);
+    json(res, greetingJson(id, message));
+  };
+
+  const routes = new Map([
+    ['/hello', (res) => text(res, 'Hello, World!')],
+    ['/sleep', async (res) => {
+      await sleep(10);
+      text(res, 'Slept 10 ms');
+    }],
+    ['/redis', greeting(backends.redis)],
+    ['/mysql', greeting(backends.mysql)],
+    ['/memcache', greeting(backends.memcache)],
+  ]);
+
+  // Routing order: path (exact, case-sensitive) → method → parameters → backend. Before that, a
+  // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
+  async function onRequest(req, res) {
+    if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
+    if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
+    try {
+      const q = req.url.indexOf('?');
+      const handler = routes.get(q === -1 ? req.url : req.url.slice(0, q));
+      if (handler === undefined) return error(res, 404);
+      if (req.method !== 'GET' && req.method !== 'HEAD') return error(res, 405, { Allow: 'GET, HEAD' });
+      await handler(res, q === -1 ? '' : req.url.slice(q + 1));
+    } catch (err) {
+      console.error('node-cluster: unexpected error:', err);
+      if (res.headersSent) res.destroy();
+      else error(res, 500);
+    }
+  }
+
+  // Tuning: see README.md, "Tuning", for why and what was measured. The size and time limits
+  // (HEAD_TIMEOUT_MS, IDLE_TIMEOUT_MS) and the answer to a refused request are in protocol.js.
+  const server = http.createServer(serverOptions(config), onRequest);
+  server.on('clientError', onClientError);
+  server.maxRequestsPerSocket = 0; // never make a keep-alive client reconnect
+  server.on('error', (err) => {
+    console.error(`node-cluster: cannot listen on ${config.host}:${config.port}: ${err.message}`);
+    process.exit(1);
+  });
+  // Serve once every backend has answered, or after BACKEND_TIMEOUT_MS if one is down (its
+  // requests then get 503 until it is back): the first requests never race the connections.
+  Promise.allSettled(Object.values(backends).map((backend) => withDeadline(() => backend.ready(), config.timeoutMs)))
+    .then(() => server.listen({ host: config.host, port: config.port, backlog: BACKLOG }));
+
+  // Stop accepting, close idle connections, let in-flight requests finish (answered with
+  // Connection: close), then close the backends; never take longer than the grace period.
+  function shutdown() {
+    stopping = true;
+    setTimeout(() => process.exit(0), STOP_GRACE_MS - 300).unref();
+    server.close(async () => {
+      await Promise.allSettled(Object.values(backends).map((backend) => backend.close()));
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  }
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
