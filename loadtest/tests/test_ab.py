@@ -118,6 +118,14 @@ def test_a_refused_side_is_said_and_not_summarized_as_a_number():
     assert "did not complete" not in md
 
 
+def test_two_rounds_a_side_give_medians_but_no_verdict():
+    doc = ab_doc([ab_round(s, i, 20000 if s == "A" else 12000 + i, 50.0, 3.0, 1 << 20) for i in (1, 2) for s in "AB"])
+    doc["summary"] = ab.summarize(doc)
+    assert doc["summary"]["figures"]["throughput_rps"]["word"] == stats.UNKNOWN
+    md = ab.render_md(doc)
+    assert "no verdict with fewer than 3 rounds a side" in md and "real difference" not in md
+
+
 def test_the_compact_copy_has_no_raw_outputs_nor_accounting(tmp_path):
     rounds = [ab_round(s, i, 1000 + i, 50.0, 3.0, 1 << 20) for i in (1, 2) for s in "AB"]
     doc = ab_doc(rounds)

@@ -28,6 +28,9 @@ def test_a_clear_difference_is_real_and_says_which_side_is_better():
     assert v.word == stats.REAL and v.better is True
     assert v.change_pct == pytest.approx(20.0)
     assert "every run of B is above every run of A" in v.why
+    assert "medians are 200 apart" in v.why
+    assert "medians are 0.2 k apart" in stats.compare([1000, 1010, 990], [1200, 1190, 1215], True,
+                                                          fmt=lambda x: f"{x / 1000:g} k").why
     # the same numbers as a cost (CPU µs per request): B is worse
     assert stats.compare([1000, 1010, 990], [1200, 1190, 1215], higher_is_better=False).better is False
     assert stats.compare([1200, 1190, 1215], [1000, 1010, 990], higher_is_better=False).better is True
@@ -46,9 +49,11 @@ def test_separate_runs_closer_than_a_side_s_spread_are_noise():
     assert "not more than the wider side's spread" in v.why
 
 
-def test_one_run_a_side_cannot_tell():
+def test_fewer_than_three_runs_a_side_cannot_tell():
     v = stats.compare([1000], [2000], higher_is_better=True)
     assert v.word == stats.UNKNOWN and v.change_pct == pytest.approx(100.0)
+    # two a side: one identical pair in three would separate, so no verdict however clear it looks
+    assert stats.compare([1000, 1001], [2000, 2001], higher_is_better=True).word == stats.UNKNOWN
     assert stats.compare([1000, None], [2000, 2100], higher_is_better=True).word == stats.UNKNOWN
     assert stats.compare([], [], higher_is_better=True).change_pct is None
 

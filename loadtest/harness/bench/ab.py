@@ -113,7 +113,7 @@ class AbSettings:
         if endpoint not in ENDPOINTS:
             raise Usage(f"ENDPOINT={endpoint!r}: one of {', '.join(ENDPOINTS)}")
         s = cls(stack, endpoint, parse_env(env.get("A", ""), "A"), parse_env(env.get("B", ""), "B"))
-        s.rounds = _number(env, "ROUNDS", int, s.rounds, 2)
+        s.rounds = _number(env, "ROUNDS", int, s.rounds, 2)  # 2: a quick look, no verdict (stats.MIN_RUNS)
         s.connections = _number(env, "CONNECTIONS", int, s.connections, 1)
         s.duration = _number(env, "DURATION", float, s.duration, 1.0)
         s.open_rate = _number(env, "OPEN_RATE", float, None, 1.0)
@@ -210,11 +210,11 @@ def summarize(doc: dict) -> dict:
     apply to the whole run (disturbed rounds, a saturated generator, errors)."""
     rounds = doc["rounds"]
     out = {"figures": {}, "caveats": []}
-    for key, label, _, higher in FIGURES:
+    for key, label, fmt, higher in FIGURES:
         if key == "open_p99_ms" and not doc["settings"]["open_rate"]:
             continue
         samples = {side: [r["figures"].get(key) for r in rounds if r["side"] == side] for side in SIDES}
-        verdict = stats.compare(samples["A"], samples["B"], higher_is_better=higher)
+        verdict = stats.compare(samples["A"], samples["B"], higher_is_better=higher, fmt=fmt)
         out["figures"][key] = {"label": label, "higher_is_better": higher, "samples": samples, **verdict.as_dict()}
     n = [sum(1 for r in rounds if r["side"] == side) for side in SIDES]
     out["false_positive_bound"] = round(stats.false_positive_bound(*n), 4) if all(n) else None
@@ -397,7 +397,10 @@ def render_md(doc: dict) -> str:
         out += ["", "Median of each side's rounds (lowest–highest):", "",
                 report_md.table(["figure", "A", "B", "B vs A", "verdict"], rows), ""]
         out += [f"- {v['label']}: {v['why']}" for v in summary["figures"].values() if v["word"] != stats.UNKNOWN]
-        if bound is not None:
+        if bound is not None and min(sum(r["side"] == s for r in doc["rounds"]) for s in SIDES) < stats.MIN_RUNS:
+            out.append(f"- no verdict with fewer than {stats.MIN_RUNS} rounds a side: identical sides would look "
+                       f"different up to {bound:.0%} of the time")
+        elif bound is not None:
             out.append(f"- \"real\" needs every run of one side beyond every run of the other and the medians further "
                        f"apart than either side's spread: identical sides get it for a figure at most {bound:.1%} of "
                        f"the time at this many rounds (more ROUNDS, less)")

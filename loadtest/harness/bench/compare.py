@@ -3,8 +3,8 @@
 A cell is one stack, endpoint, kind of run and level (closed loop at N connections, open loop at a
 fraction of the peak, the best closed-loop level, or one side of an A/B); its figures are req/s,
 CPU µs/req, p99 and peak RSS. A change counts only when it exceeds both runs' own spreads
-(stats.compare, the rule `make ab` uses), which needs repeated runs of that cell in both: a cell
-measured once in either run shows its change but is not judged. Regressions come first; what
+(stats.compare, the rule `make ab` uses), which needs three runs or more of that cell in both: a
+cell measured fewer times in either shows its change but is not judged. Regressions come first; what
 differs between the two runs (machine, settings, commit, versions) is named before any number.
 """
 import json
@@ -140,9 +140,9 @@ class Row:
 
 def compare_cell(label: str, old: Cell, new: Cell) -> Row:
     figures = {}
-    for key, _, _, higher in FIGURES:
+    for key, _, fmt, higher in FIGURES:
         if old.samples.get(key) and new.samples.get(key):
-            figures[key] = stats.compare(old.samples[key], new.samples[key], higher_is_better=higher).as_dict()
+            figures[key] = stats.compare(old.samples[key], new.samples[key], higher_is_better=higher, fmt=fmt).as_dict()
     judged = [v for v in figures.values() if v["word"] != stats.UNKNOWN]
     worse = [abs(v["change_pct"] or 0) for v in judged if v["word"] == stats.REAL and not v["better"]]
     better = [abs(v["change_pct"] or 0) for v in judged if v["word"] == stats.REAL and v["better"]]
@@ -249,9 +249,9 @@ def header_lines(old: Run, new: Run, result: dict) -> list[str]:
 
 
 LEGEND = (f"{MARK['regression']} worse beyond both runs' spreads, {MARK['improvement']} better beyond them, "
-          f"{MARK['noise']} within the noise, {MARK['unjudged']} not judged (a single run in either: no spread)")
+          f"{MARK['noise']} within the noise, {MARK['unjudged']} not judged (fewer than {stats.MIN_RUNS} runs in either)")
 SECTIONS = {"regression": "Regressions", "improvement": "Improvements", "noise": "Within the noise",
-            "unjudged": "Not judged (measured once in either run)"}
+            "unjudged": f"Not judged (fewer than {stats.MIN_RUNS} runs in either)"}
 
 
 def render_md(old: Run, new: Run, result: dict) -> str:

@@ -10,6 +10,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass
 
+MIN_RUNS = 3  # with 2 runs a side, identical sides would be called real up to a third of the time
 REAL = "real difference"
 NOISE = "within the noise of this run"
 UNKNOWN = "cannot tell"
@@ -76,16 +77,18 @@ class Verdict:
         return asdict(self)
 
 
-def compare(a, b, higher_is_better: bool, min_runs: int = 2) -> Verdict:
+def compare(a, b, higher_is_better: bool, fmt=None, min_runs: int = MIN_RUNS) -> Verdict:
     """B against A. A real difference needs both: every run of one side beyond every run of the
     other (no overlap), and the medians further apart than either side's own spread. Anything
-    less is within the noise of this run; fewer than `min_runs` runs on a side cannot tell."""
+    less is within the noise of this run; fewer than `min_runs` runs on a side cannot tell.
+    `fmt` writes the numbers in `why` (in the figure's unit)."""
+    fmt = fmt or _num
     a, b = present(a), present(b)
     sa, sb = median_and_spread(a, None), median_and_spread(b, None)
     ma, mb = median(a), median(b)
     change = (mb - ma) / ma * 100 if ma and mb is not None else None
     if len(a) < min_runs or len(b) < min_runs:
-        return Verdict(UNKNOWN, f"{min(len(a), len(b))} run(s) on a side: no spread to judge by", sa, sb, change, None)
+        return Verdict(UNKNOWN, f"{min(len(a), len(b))} run(s) on a side, {min_runs} needed for a verdict", sa, sb, change, None)
     if max(a) < min(b):
         low, high = "A", "B"
     elif max(b) < min(a):
@@ -95,9 +98,9 @@ def compare(a, b, higher_is_better: bool, min_runs: int = 2) -> Verdict:
     gap, wider = abs(mb - ma), max(spread(a), spread(b))
     if gap <= wider:
         return Verdict(NOISE, f"every run of {high} is above every run of {low}, but the medians are "
-                       f"{_num(gap)} apart, not more than the wider side's spread ({_num(wider)})", sa, sb, change, None)
-    return Verdict(REAL, f"every run of {high} is above every run of {low}, and the medians are {_num(gap)} apart, "
-                   f"more than either side's spread (A {_num(spread(a))}, B {_num(spread(b))})",
+                       f"{fmt(gap)} apart, not more than the wider side's spread ({fmt(wider)})", sa, sb, change, None)
+    return Verdict(REAL, f"every run of {high} is above every run of {low}, and the medians are {fmt(gap)} apart, "
+                   f"more than either side's spread (A {fmt(spread(a))}, B {fmt(spread(b))})",
                    sa, sb, change, (high == "B") == higher_is_better)
 
 

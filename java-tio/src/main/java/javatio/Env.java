@@ -21,8 +21,14 @@ final class Env {
         }
     }
 
-    /** Experiment switches for the tuning runs (README, "Tuning"); run.sh sets none of them. */
-    static int prop(String name, int dflt) {
-        return Integer.getInteger(name, dflt);
+    /** One of an enum's constants, by name. */
+    static <E extends Enum<E>> E choice(String name, Class<E> type) {
+        String v = str(name).trim();
+        try {
+            return Enum.valueOf(type, v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("environment variable " + name + " is not one of "
+                    + java.util.Arrays.toString(type.getEnumConstants()) + ": " + v);
+        }
     }
 }

@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -22,15 +21,13 @@ import org.tio.server.intf.TioServerHandler;
  * <p>Where this runs: decode on the t-io group thread that completed the read (the AIO completion
  * handler); handler on a t-io worker (PacketHandlerMode.QUEUE, one at a time per connection). The
  * handler never blocks: /sleep reserves its place in the connection's reply order and a timer thread
- * sends the reply 10 ms later through Tio.send; a data request does the same with a virtual thread
- * that makes the (blocking) driver call.
+ * sends the reply 10 ms later through Tio.send; a data request does the same from the store's
+ * completion (Lettuce's event loop for Redis, a virtual thread for the blocking drivers).
  */
 final class HttpHandler implements TioServerHandler {
     private static final Logger log = LoggerFactory.getLogger(HttpHandler.class);
     private static final int HELLO = 0, SLEEP = 1, REDIS = 2, MYSQL = 3, MEMCACHE = 4;
     private static final Map<String, Integer> ROUTES = new HashMap<>();
-    /** Experiment switch for the README's /sleep measurement only: sleep on the handler thread. */
-    private static final boolean BLOCKING_SLEEP = Boolean.getBoolean("javatio.blockingSleep");
 
     static {
         ROUTES.put("/hello", HELLO);
@@ -44,18 +41,15 @@ final class HttpHandler implements TioServerHandler {
     private final Store[] stores = new Store[5];
     private final long timeoutNanos;
     private final ScheduledExecutorService timer;
-    /** Where blocking backend calls run; null = inline on the t-io worker (experiment switch). */
-    private final Executor backend;
 
     HttpHandler(Reply.Kinds kinds, Store redis, Store mysql, Store memcache, int timeoutMs,
-                ScheduledExecutorService timer, Executor backend) {
+                ScheduledExecutorService timer) {
         this.k = kinds;
         stores[REDIS] = redis;
         stores[MYSQL] = mysql;
         stores[MEMCACHE] = memcache;
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         this.timer = timer;
-        this.backend = backend;
     }
 
     // ------------------------------------------------------------------ decode
@@ -332,15 +326,6 @@ final class HttpHandler implements TioServerHandler {
         switch (route) {
             case HELLO -> c.reply(new Reply(k.text, Reply.HELLO, body, connection));
             case SLEEP -> {
-                if (BLOCKING_SLEEP) {
-                    try {
-                        Thread.sleep(10);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    c.reply(new Reply(k.text, Reply.SLEPT, body, connection));
-                    return;
-                }
                 Object slot = c.reserve(!r.keepAlive);
                 Reply reply = new Reply(k.text, Reply.SLEPT, body, connection);
                 timer.schedule(() -> c.complete(slot, reply), 10, TimeUnit.MILLISECONDS);
@@ -349,30 +334,28 @@ final class HttpHandler implements TioServerHandler {
                 int id = Ids.parse(r.query);
                 if (id < 0) {
                     c.reply(new Reply(k.badRequest, Reply.BAD_REQUEST, body, connection));
-                } else if (backend == null) {
-                    c.reply(fetch(stores[route], id, r, body, connection));
-                } else {
-                    // the blocking driver call runs on a virtual thread: the t-io worker returns at once
-                    Object slot = c.reserve(!r.keepAlive);
-                    Store store = stores[route];
-                    backend.execute(() -> c.complete(slot, fetch(store, id, r, body, connection)));
+                    return;
                 }
+                // the store answers later, on its own thread (Lettuce's event loop, or the virtual thread
+                // of a blocking driver): the t-io worker returns at once
+                Object slot = c.reserve(!r.keepAlive);
+                stores[route].get(id, r.received + timeoutNanos,
+                        (message, failure) -> c.complete(slot, answer(id, message, failure, r, body, connection)));
             }
         }
     }
 
-    private Reply fetch(Store store, int id, Request r, boolean body, int connection) {
-        try {
-            byte[] message = store.get(id, r.received + timeoutNanos);
-            if (message == null) {
-                return new Reply(k.notFound, Reply.NOT_FOUND, body, connection);
-            }
-            return new Reply(k.json, Json.greeting(id, message), body, connection);
-        } catch (Unavailable e) {
+    private Reply answer(int id, byte[] message, Throwable failure, Request r, boolean body, int connection) {
+        if (failure instanceof Unavailable) {
             return new Reply(k.unavailable, Reply.UNAVAILABLE, body, connection);
-        } catch (Exception e) {
-            log.warn("{} {}?{}: 500", r.methodName(), r.path, r.query, e);
+        }
+        if (failure != null) {
+            log.warn("{} {}?{}: 500", r.methodName(), r.path, r.query, failure);
             return new Reply(k.error, Reply.ERROR, body, connection);
         }
+        if (message == null) {
+            return new Reply(k.notFound, Reply.NOT_FOUND, body, connection);
+        }
+        return new Reply(k.json, Json.greeting(id, message), body, connection);
     }
 }

@@ -18,17 +18,16 @@ public final class Main {
     static final int HEARTBEAT_SCAN_MS = 500;
     /** Virtual threads for the sends of connections held back by backpressure: at most one each. */
     static final int SEND_THREADS = 16384;
+    /** Listen backlog (t-io binds with 0, which the JDK makes 50; the kernel caps it at net.core.somaxconn). */
+    static final int BACKLOG = 4096;
 
     public static void main(String[] args) throws Exception {
         String host, name;
-        int port, timeout, headTimeout, idleTimeout;
+        int port, timeout, headTimeout, idleTimeout, mysqlPool;
+        PacketHandlerMode mode;
         Store redis, mysql, memcache;
-        // Experiment switches (system properties) for the tuning runs; run.sh passes the chosen values.
-        int redisPool = Env.prop("javatio.redisPool", 32);
-        int mysqlPool = Env.prop("javatio.mysqlPool", 16);
-        int memcacheConns = Env.prop("javatio.memcacheConns", 1);
-        int backlog = Env.prop("javatio.backlog", 4096);
-        PacketHandlerMode mode = PacketHandlerMode.valueOf(System.getProperty("javatio.packetHandlerMode", "QUEUE"));
+        // blocking driver calls (JDBC, xmemcached) run on virtual threads: one per read
+        Executor blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
         try {
             host = Env.str("HOST");
             port = Env.integer("PORT");
@@ -36,10 +35,13 @@ public final class Main {
             timeout = Env.integer("BACKEND_TIMEOUT_MS");
             headTimeout = Env.integer("HEAD_TIMEOUT_MS");
             idleTimeout = Env.integer("IDLE_TIMEOUT_MS");
-            redis = new RedisStore(Env.str("REDIS_HOST"), Env.integer("REDIS_PORT"), timeout, redisPool);
+            // the stack's knobs: defaults in run.sh, explained in README "Tuning"
+            mode = Env.choice("TIO_PACKET_HANDLER_MODE", PacketHandlerMode.class);
+            mysqlPool = Env.integer("TIO_MYSQL_POOL");
+            redis = new RedisStore(Env.str("REDIS_HOST"), Env.integer("REDIS_PORT"), timeout);
             mysql = new MysqlStore(Env.str("MYSQL_HOST"), Env.integer("MYSQL_PORT"), Env.str("MYSQL_USER"),
-                    Env.str("MYSQL_PASSWORD"), Env.str("MYSQL_DATABASE"), timeout, mysqlPool);
-            memcache = new MemcacheStore(Env.str("MEMCACHE_HOST"), Env.integer("MEMCACHE_PORT"), timeout, memcacheConns);
+                    Env.str("MYSQL_PASSWORD"), Env.str("MYSQL_DATABASE"), timeout, mysqlPool, blocking);
+            memcache = new MemcacheStore(Env.str("MEMCACHE_HOST"), Env.integer("MEMCACHE_PORT"), timeout, blocking);
         } catch (IllegalStateException e) {
             System.err.println("java-tio: " + e.getMessage());
             System.exit(2);
@@ -56,11 +58,7 @@ public final class Main {
         });
         timer.setRemoveOnCancelPolicy(true);
 
-        // Blocking backend calls run on virtual threads (one per request; waiting parks it, holds no
-        // OS thread); -Djavatio.backendOnWorker=true runs them inline on the t-io worker instead.
-        boolean onWorker = Boolean.getBoolean("javatio.backendOnWorker");
-        Executor backend = onWorker ? null : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
-        HttpHandler handler = new HttpHandler(new Reply.Kinds(name), redis, mysql, memcache, timeout, timer, backend);
+        HttpHandler handler = new HttpHandler(new Reply.Kinds(name), redis, mysql, memcache, timeout, timer);
         // t-io's two pools: "group" runs the AIO completion handlers (read, decode, and in SINGLE_THREAD
         // mode the handler), "tio" runs SendRunnable/CloseRunnable (and the handler in QUEUE mode).
         // Sizes come from t-io's own properties TIO_MAX_POOL_SIZE_FOR_GROUP / TIO_MAX_POOL_SIZE_FOR_TIO.
@@ -78,14 +76,11 @@ public final class Main {
         // received a byte nor sent a packet for its ChannelContext.heartbeatTimeout (= IDLE_TIMEOUT_MS, set in
         // Listener.onAfterConnected). The global value is only the period of that scan.
         config.setHeartbeatTimeout(HEARTBEAT_SCAN_MS);
-        TioServer server = backlog > 0 ? new BacklogTioServer(config, backlog) : new TioServer(config);
+        TioServer server = new BacklogTioServer(config, BACKLOG);
         server.start(host, port);
         System.out.printf("java-tio listening on %s:%d (group threads %d, tio threads %d, mode %s, read buffer %d,"
-                        + " backlog %s, pools redis %d mysql %d memcache %d, backend calls on %s, head timeout %d ms,"
-                        + " idle timeout %d ms)%n",
+                        + " backlog %d, mysql pool %d, head timeout %d ms, idle timeout %d ms)%n",
                 host, port, Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO, mode,
-                config.getReadBufferSize(), backlog > 0 ? backlog : "t-io default (JDK 50)",
-                redisPool, mysqlPool, memcacheConns, onWorker ? "the t-io worker" : "virtual threads", headTimeout,
-                idleTimeout);
+                config.getReadBufferSize(), BACKLOG, mysqlPool, headTimeout, idleTimeout);
     }
 }

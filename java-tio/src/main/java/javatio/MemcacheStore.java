@@ -2,6 +2,7 @@ package javatio;
 
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 
 import net.rubyeye.xmemcached.MemcachedClient;
@@ -18,12 +19,12 @@ import net.rubyeye.xmemcached.transcoders.Transcoder;
  * (or the op timeout). Replies are matched to commands in order, a timed-out command stays queued
  * and swallows its own late reply, so nothing desyncs after a freeze.
  */
-final class MemcacheStore implements Store {
+final class MemcacheStore extends BlockingStore {
     private final MemcachedClient client;
 
-    MemcacheStore(String host, int port, int timeoutMs, int connections) throws Exception {
+    MemcacheStore(String host, int port, int timeoutMs, Executor executor) throws Exception {
+        super(executor);
         XMemcachedClientBuilder b = new XMemcachedClientBuilder(List.of(new InetSocketAddress(host, port)));
-        b.setConnectionPoolSize(connections);
         b.setConnectTimeout(timeoutMs);
         b.setOpTimeout(timeoutMs);
         b.setEnableHealSession(true);
@@ -39,7 +40,7 @@ final class MemcacheStore implements Store {
     }
 
     @Override
-    public byte[] get(int id, long deadline) throws Exception {
+    byte[] read(int id, long deadline) throws Exception {
         long left = Store.remainingMs(deadline);
         if (left <= 0) {
             throw new Unavailable("memcache: no time left", null);

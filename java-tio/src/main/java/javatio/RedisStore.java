@@ -1,98 +1,88 @@
 package javatio;
 
-import java.nio.charset.StandardCharsets;
+import java.io.IOException;
 import java.time.Duration;
-import java.util.NoSuchElementException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
-import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.protocol.ProtocolVersion;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 
-import redis.clients.jedis.ClientSetInfoConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.JedisPool;
-import redis.clients.jedis.exceptions.JedisConnectionException;
-
-/** Jedis through a fixed-size JedisPool; one blocking GET per request on the calling (virtual) thread. */
+/**
+ * Redis through Lettuce's asynchronous API: one connection shared by every request (Lettuce is
+ * thread-safe and pipelines: commands issued while others are in flight go out in the same write, their
+ * replies come back in the same read). The handler issues the GET and returns; Lettuce's event loop
+ * completes the reply. Replies are paired with commands by Lettuce's in-order command stack, timed-out
+ * ones included, so a late reply after a freeze is consumed by its own command: no desync.
+ */
 final class RedisStore implements Store {
-    private final JedisPool pool;
-    private final int size;
+    private final RedisAsyncCommands<String, byte[]> commands;
 
-    RedisStore(String host, int port, int timeoutMs, int size) {
-        this.size = size;
-        GenericObjectPoolConfig<Jedis> cfg = new GenericObjectPoolConfig<>();
-        cfg.setMaxTotal(size);
-        cfg.setMaxIdle(size);
-        cfg.setMinIdle(size);
-        cfg.setBlockWhenExhausted(true);
-        cfg.setMaxWait(Duration.ofMillis(timeoutMs));
-        cfg.setTestOnBorrow(false);      // no PING per request: a dead connection fails the GET and is dropped
-        cfg.setTestOnReturn(false);
-        cfg.setTestWhileIdle(false);
-        cfg.setTimeBetweenEvictionRuns(Duration.ofMillis(-1));
-        cfg.setJmxEnabled(false);
-        DefaultJedisClientConfig client = DefaultJedisClientConfig.builder()
-                .connectionTimeoutMillis(timeoutMs)
-                .socketTimeoutMillis(timeoutMs)
-                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED) // no CLIENT SETINFO round trips on connect
-                .autoNegotiateProtocol(false)                       // no HELLO on connect: plain RESP2
+    RedisStore(String host, int port, int timeoutMs) {
+        Duration timeout = Duration.ofMillis(timeoutMs);
+        ClientResources resources = DefaultClientResources.builder()
+                .ioThreadPoolSize(1)          // one connection: one event loop
+                .computationThreadPoolSize(1) // timeouts and reconnects only
+                // a Redis that comes back is found within 100 ms (the contract allows 2 s)
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(5), Duration.ofMillis(100), 2, TimeUnit.MILLISECONDS))
                 .build();
-        this.pool = new JedisPool(cfg, new HostAndPort(host, port), client);
+        RedisClient client = RedisClient.create(resources,
+                RedisURI.builder().withHost(host).withPort(port).withTimeout(timeout).build());
+        client.setOptions(ClientOptions.builder()
+                .protocolVersion(ProtocolVersion.RESP2) // no HELLO on connect
+                .autoReconnect(true)
+                // not connected: fail at once (503) instead of buffering commands until Redis returns
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                // commands in flight are bounded (Lettuce's default is unbounded): past this Lettuce refuses
+                // new ones at once (503), e.g. while Redis is frozen
+                .requestQueueSize(Store.MAX_WAITING)
+                .timeoutOptions(TimeoutOptions.enabled(timeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(timeout).tcpNoDelay(true).build())
+                .build());
+        StatefulRedisConnection<String, byte[]> connection =
+                client.connect(RedisCodec.of(StringCodec.ASCII, ByteArrayCodec.INSTANCE));
+        this.commands = connection.async();
     }
 
     @Override
-    public void warm() throws Exception {
-        pool.addObjects(size);
+    public void warm() {
+        // the one connection is opened by the constructor
     }
 
     @Override
-    public byte[] get(int id, long deadline) throws Exception {
-        long left = Store.remainingMs(deadline);
-        if (left <= 0) {
-            throw new Unavailable("redis: no time left", null);
+    public void get(int id, long deadline, Done done) {
+        if (Store.remainingMs(deadline) <= 0) {
+            done.done(null, new Unavailable("redis: no time left", null));
+            return;
         }
-        Jedis jedis;
-        try {
-            jedis = pool.borrowObject(Duration.ofMillis(left));
-        } catch (NoSuchElementException e) {
-            throw new Unavailable("redis: pool wait", e);
-        } catch (Exception e) {
-            // creating a connection failed (refused / connect timeout)
-            throw new Unavailable("redis: connect", e);
-        }
-        try {
-            left = Store.remainingMs(deadline);
-            if (left <= 0) {
-                pool.returnResource(jedis);
-                throw new Unavailable("redis: no time left after pool wait", null);
+        commands.get("greeting:" + id).whenComplete((value, failure) ->
+                done.done(value, failure == null ? null : classify(failure)));
+    }
+
+    /** An error reply (e.g. NOPERM) is Redis answering: 500. Not connected, timed out, queue full: 503. */
+    private static Throwable classify(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof RedisCommandExecutionException) {
+                return failure;
             }
-            // read timeout = what is left of the budget (a field on the socket, no system call)
-            jedis.getConnection().setSoTimeout((int) left);
-            byte[] value = jedis.get(("greeting:" + id).getBytes(StandardCharsets.US_ASCII));
-            pool.returnResource(jedis);
-            return value;
-        } catch (JedisConnectionException e) {
-            // timed out or broken: the connection may still get a late reply, so it is destroyed,
-            // never reused; idle ones are dropped too (after a restart they are all dead)
-            discard(jedis);
-            pool.clear();
-            throw new Unavailable("redis: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            discard(jedis);
-            throw e;
+            if (t instanceof RedisException || t instanceof IOException || t instanceof TimeoutException) {
+                return new Unavailable("redis: " + t.getMessage(), failure);
+            }
         }
-    }
-
-    /**
-     * Destroy a connection. commons-pool2 may open a replacement for a waiting borrower on the way
-     * (invalidateObject -> addObject); with the server down that connect fails, which is not this
-     * request's error.
-     */
-    private void discard(Jedis jedis) {
-        try {
-            pool.returnBrokenResource(jedis);
-        } catch (RuntimeException ignored) {
-            // the connection is closed either way
-        }
+        return failure;
     }
 }

@@ -41,6 +41,10 @@ final class Conn {
     /** Answers of one read are written together, up to this many bytes. */
     private static final int BATCH = 16384;
 
+    /** After a connection's last answer: read and drop what the client still sends for at most this long
+     * before closing (README, Tuning). */
+    static final int LINGER_MS = 2000;
+
     static long headTimeoutNanos;
     static long idleTimeoutNanos;
     static long lingerNanos;

@@ -24,9 +24,4 @@ final class Env {
         }
     }
 
-    /** A tuning knob (not configuration): a -D system property with a default documented in the README. */
-    static int knob(String name, int dflt) {
-        String v = System.getProperty(name);
-        return v == null || v.isEmpty() ? dflt : Integer.parseInt(v.trim());
-    }
 }

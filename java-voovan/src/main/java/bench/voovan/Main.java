@@ -13,7 +13,6 @@ import org.voovan.network.IoFilter;
 import org.voovan.network.IoSession;
 import org.voovan.network.SocketContext;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -24,12 +23,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 
 /**
  * The endpoint contract on Voovan's WebServer.
@@ -42,13 +37,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Main {
     static int timeoutMs;
     static FixedDelay sleeper;
-    static FixedDelay deadlines;
 
     /** The contract's paths, matched exactly (Voovan's own route matching also accepts a trailing slash). */
-    /** Measurement switches for the README's Tuning table; both off in the stack as shipped. */
-    static final boolean BLOCKING_SLEEP = Boolean.getBoolean("bench.blockingSleep");
-    static final boolean INLINE_BACKENDS = Boolean.getBoolean("bench.inlineBackends");
-
     static final Set<String> PATHS = Set.of("/hello", "/sleep", "/redis", "/mysql", "/memcache");
 
     public static void main(String[] args) throws Exception {
@@ -71,21 +61,20 @@ public final class Main {
         int headTimeoutMs = Env.requireInt("HEAD_TIMEOUT_MS");
         int idleTimeoutMs = Env.requireInt("IDLE_TIMEOUT_MS");
 
-        // Tuning knobs (README, "Tuning"): workers = threads per backend that run its blocking driver
-        // calls; the Redis and SQL pools have exactly that many connections, so a worker never waits
-        // for a connection. One pool per backend: a frozen MariaDB cannot starve /redis of workers.
-        int workerCount = Env.knob("bench.workers", 16);
-        int memcacheConnections = Env.knob("bench.memcacheConnections", 2);
+        // The stack's knobs: environment variables with their defaults in stack.toml's run line (README, "Tuning").
+        int mysqlPool = Env.requireInt("VOOVAN_MYSQL_POOL");
+        int memcacheConnections = Env.requireInt("VOOVAN_MEMCACHE_CONNECTIONS");
 
         sleeper = new FixedDelay("sleep-10ms", 10);
-        deadlines = new FixedDelay("deadline", timeoutMs);
 
-        Backends.Redis redis = new Backends.Redis(redisHost, redisPort, timeoutMs, workerCount);
+        // blocking driver calls (JDBC, xmemcached) run on virtual threads: one per read, none on an IO thread
+        Executor blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
+        Backends.Redis redis = new Backends.Redis(redisHost, redisPort, timeoutMs);
         Backends.Mysql mysql = new Backends.Mysql(mysqlHost, mysqlPort, mysqlUser, mysqlPassword, mysqlDatabase,
-                timeoutMs, workerCount);
-        Backends.Memcache memcache = new Backends.Memcache(memcacheHost, memcachePort, timeoutMs, memcacheConnections);
-        redis.warm();
-        mysql.warm(workerCount);
+                timeoutMs, mysqlPool, blocking);
+        Backends.Memcache memcache = new Backends.Memcache(memcacheHost, memcachePort, timeoutMs, memcacheConnections,
+                blocking);
+        mysql.warm(mysqlPool);
 
         WebServerConfig cfg = new WebServerConfig();
         cfg.setHost(host);
@@ -104,10 +93,10 @@ public final class Main {
         // Voovan writes with a busy loop on the IO thread until this many seconds pass, then closes.
         // Conn writes every answer itself without blocking, so this loop only runs if Voovan ever
         // flushes on its own; kept short (README, "Tuning").
-        cfg.setSendTimeout(Env.knob("bench.sendTimeoutSeconds", 1));
+        cfg.setSendTimeout(1);
         Conn.headTimeoutNanos = headTimeoutMs * 1_000_000L;
         Conn.idleTimeoutNanos = idleTimeoutMs * 1_000_000L;
-        Conn.lingerNanos = Env.knob("bench.lingerMs", 2000) * 1_000_000L;
+        Conn.lingerNanos = Conn.LINGER_MS * 1_000_000L;
         widenParserTokens(HeadGuard.MAX_HEAD);
         cfg.getFilterConfigs().add(new HttpFilterConfig("contract", ContractFilter.class.getName(), null));
 
@@ -117,18 +106,12 @@ public final class Main {
             Exchange.Deferred d = Exchange.of(req, resp).defer();
             sleeper.add(() -> d.complete(Reply.SLEPT));
         };
-        if (BLOCKING_SLEEP) { // measurement only (README, Tuning): what the async path is worth
-            sleep = (req, resp) -> {
-                Thread.sleep(10);
-                Exchange.of(req, resp).reply(Reply.SLEPT);
-            };
-        }
         Map<String, HttpRouter> routes = new HashMap<>();
         routes.put("/hello", hello);
         routes.put("/sleep", sleep);
-        routes.put("/redis", data(redis, workers("redis", workerCount)));
-        routes.put("/mysql", data(mysql, workers("mysql", workerCount)));
-        routes.put("/memcache", data(memcache, workers("memcache", workerCount)));
+        routes.put("/redis", data(redis));
+        routes.put("/mysql", data(mysql));
+        routes.put("/memcache", data(memcache));
         for (Map.Entry<String, HttpRouter> e : routes.entrySet()) {
             server.get(e.getKey(), e.getValue());
             server.head(e.getKey(), e.getValue());
@@ -145,7 +128,8 @@ public final class Main {
         List<IoFilter> filters = socket.filterChain().getContianer();
         filters.add(0, new HeadGuard());   // before Voovan's WebServerFilter (the HTTP decoder)
         filters.add(new RawQueryFilter()); // after it
-        System.out.println("java-voovan: listening on " + host + ":" + port + ", " + workerCount + " workers per backend");
+        System.out.println("java-voovan: listening on " + host + ":" + port + ", mysql pool " + mysqlPool
+                + ", memcached connections " + memcacheConnections);
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
@@ -175,75 +159,32 @@ public final class Main {
         ((org.voovan.tools.FastThreadLocal<byte[]>) f.get(null)).setSupplier(() -> new byte[size]);
     }
 
-    /** A data endpoint: validate the id on the IO thread, then one read on a worker, bounded by the deadline. */
-    static ThreadPoolExecutor workers(String name, int count) {
-        AtomicInteger n = new AtomicInteger();
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(count, count, 0, TimeUnit.MILLISECONDS,
-                new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        pool.prestartAllCoreThreads();
-        return pool;
-    }
-
-    static HttpRouter data(Backends.Backend backend, ThreadPoolExecutor workers) {
+    /**
+     * A data endpoint: the id is checked on the IO thread (a 400 never touches a backend), then the
+     * response is detached and the read started; whichever thread ends the read writes the answer.
+     */
+    static HttpRouter data(Backends.Backend backend) {
+        long timeoutNanos = timeoutMs * 1_000_000L;
         return (req, resp) -> {
+            long deadline = System.nanoTime() + timeoutNanos;
             Exchange ex = Exchange.of(req, resp);
             int id = Ids.parse(((Request) req).getQueryString("UTF-8"));
             if (id < 0) {
                 ex.reply(Reply.BAD_REQUEST);
                 return;
             }
-            if (INLINE_BACKENDS) { // measurement only: the blocking call on the IO thread itself
-                Reply r;
-                try {
-                    byte[] message = backend.get(id);
-                    r = message == null ? Reply.NOT_FOUND : Reply.json(id, message);
-                } catch (Exception e) {
-                    r = unavailable(e) ? Reply.UNAVAILABLE : Reply.INTERNAL_ERROR;
-                }
-                ex.reply(r);
-                return;
-            }
             Exchange.Deferred d = ex.defer();
-            deadlines.add(() -> d.complete(Reply.UNAVAILABLE));
-            try {
-                workers.execute(() -> {
-                    if (d.isDone()) return; // waited past the deadline in the queue: already answered 503
-                    Reply r;
-                    try {
-                        byte[] message = backend.get(id);
-                        r = message == null ? Reply.NOT_FOUND : Reply.json(id, message);
-                    } catch (Exception e) {
-                        r = unavailable(e) ? Reply.UNAVAILABLE : Reply.INTERNAL_ERROR;
-                    }
-                    d.complete(r);
-                });
-            } catch (RejectedExecutionException e) {
-                d.complete(Reply.UNAVAILABLE);
-            }
+            backend.get(id, deadline, (message, failure) -> d.complete(answer(id, message, failure)));
         };
     }
 
-    /** Down, refusing, timed out, no pooled connection in time: 503. Anything else: 500. */
-    static boolean unavailable(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof IOException || t instanceof TimeoutException
-                    || t instanceof java.sql.SQLTransientException
-                    || t instanceof java.sql.SQLNonTransientConnectionException
-                    || t instanceof java.sql.SQLRecoverableException
-                    || t instanceof redis.clients.jedis.exceptions.JedisConnectionException
-                    || t instanceof net.rubyeye.xmemcached.exception.MemcachedException
-                    || t instanceof java.util.NoSuchElementException) { // commons-pool: no connection within maxWait
-                return true;
-            }
-            if (t instanceof java.sql.SQLException s && s.getSQLState() != null && s.getSQLState().startsWith("08")) {
-                return true;
-            }
+    static Reply answer(int id, byte[] message, Throwable failure) {
+        if (failure instanceof Backends.Unavailable) return Reply.UNAVAILABLE;
+        if (failure != null) {
+            System.err.println("java-voovan: 500: " + failure);
+            return Reply.INTERNAL_ERROR;
         }
-        return false;
+        return message == null ? Reply.NOT_FOUND : Reply.json(id, message);
     }
 
     /**
