@@ -12,10 +12,11 @@ const REQUIRED = [
   'BACKEND_TIMEOUT_MS', 'HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS',
 ];
 
-// Per worker; each is an environment variable of the same name.
+// Each is an environment variable of the same name; the sizes are per worker.
 const TUNING = {
   MYSQL_POOL_SIZE: 16,
   MEMCACHE_CONNECTIONS: 2,
+  OPTIMIZE_EMPTY_REQUESTS: 1, // node:http's optimizeEmptyRequests: 1 on, 0 off
 };
 // Requests waiting for a pooled MariaDB connection, per worker: as many as the benchmark's 1,024
 // connections can put on one worker, twice over; a request past it is answered 503 at once.
@@ -37,11 +38,12 @@ export function loadConfig(env = process.env) {
     throw new ConfigError(`missing required environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
   }
   const timeoutMs = integer(env, 'BACKEND_TIMEOUT_MS', 1, 600_000);
-  const tuning = (name, max) => (env[name] === undefined ? TUNING[name] : integer(env, name, 1, max));
+  const tuning = (name, min, max) => (env[name] === undefined ? TUNING[name] : integer(env, name, min, max));
   return {
     // Protocol hygiene (CONTRACT.md): how long a request head may take from its first byte, and
     // how long a kept-alive connection may stay silent.
     headTimeoutMs: integer(env, 'HEAD_TIMEOUT_MS', 1, 3_600_000),
+    optimizeEmptyRequests: tuning('OPTIMIZE_EMPTY_REQUESTS', 0, 1) === 1,
     idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 1, 3_600_000),
     host: env.HOST,
     port: integer(env, 'PORT', 1, 65535),
@@ -56,14 +58,14 @@ export function loadConfig(env = process.env) {
       password: env.MYSQL_PASSWORD,
       database: env.MYSQL_DATABASE,
       timeoutMs,
-      poolSize: tuning('MYSQL_POOL_SIZE', 1024),
+      poolSize: tuning('MYSQL_POOL_SIZE', 1, 1024),
       queueLimit: MYSQL_QUEUE_LIMIT,
     },
     memcache: {
       host: env.MEMCACHE_HOST,
       port: integer(env, 'MEMCACHE_PORT', 1, 65535),
       timeoutMs,
-      connections: tuning('MEMCACHE_CONNECTIONS', 1024),
+      connections: tuning('MEMCACHE_CONNECTIONS', 1, 1024),
     },
   };
 }

@@ -17,7 +17,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 // sends, so that closing it does not reset the connection before the client has read the answer.
 const LINGER_MS = 1000;
 
-export function serverOptions({ headTimeoutMs, idleTimeoutMs }) {
+export function serverOptions({ headTimeoutMs, idleTimeoutMs, optimizeEmptyRequests }) {
   return {
     maxHeaderSize: MAX_HEADER_SIZE,
     // Node's default, stated so that NODE_OPTIONS=--insecure-http-parser cannot turn on lenient
@@ -25,8 +25,9 @@ export function serverOptions({ headTimeoutMs, idleTimeoutMs }) {
     insecureHTTPParser: false,
     // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node then
     // hands it over with its body stream already ended instead of running the stream's events.
-    // Requests with a body still take the ordinary path and have it read and dropped.
-    optimizeEmptyRequests: true,
+    // Requests with a body still take the ordinary path and have it read and dropped. On by
+    // default (config.js, OPTIMIZE_EMPTY_REQUESTS; README, Tuning).
+    optimizeEmptyRequests,
     // A head must be complete within HEAD_TIMEOUT_MS of its first byte (of the connection's start
     // for its first request), however slowly it trickles in...
     headersTimeout: headTimeoutMs,
