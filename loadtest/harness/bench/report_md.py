@@ -1,5 +1,5 @@
 """report.md (and the terminal's summary table) from results.json: tables per endpoint, stacks side by side."""
-from . import results
+from . import results, stats
 
 FLAG_MEANING = {
     "generator-saturated": "the load generator used more than its threshold of its CPUs: the number is the client's limit, not the server's",
@@ -63,7 +63,7 @@ def memory_of(ep: dict) -> tuple:
     headline_c = ep["headline"]["connections"]
     steady = [r["stats"]["memory"]["steady_rss_bytes"] for r in ep["sweep"] + ep["repeats"]
               if r["connections"] == headline_c and r.get("stats", {}).get("memory", {}).get("steady_rss_bytes")]
-    return (max(peaks) if peaks else None, sorted(steady)[len(steady) // 2] if steady else None)
+    return (max(peaks) if peaks else None, stats.median(steady))
 
 
 def measured_cells(doc, s: dict, endpoint: str) -> list[str] | None:
@@ -148,8 +148,8 @@ def harness_cpu(doc) -> dict:
     gen = [r["stats"]["generator_cpu_share"] for s in benchmarked(doc) for ep in s["endpoints"].values()
            for r in ep["sweep"] + ep["repeats"] + ep["open_loop"] if r.get("stats", {}).get("generator_cpu_share") is not None]
     return {"harness_max": max(shares) if shares else None,
-            "harness_median": sorted(shares)[len(shares) // 2] if shares else None,
-            "foreign_median": sorted(foreign)[len(foreign) // 2] if foreign else None,
+            "harness_median": stats.median(shares),
+            "foreign_median": stats.median(foreign),
             "foreign_max": max(foreign) if foreign else None,
             "generator_max": max(gen) if gen else None}
 
