@@ -150,6 +150,8 @@ def test_node_pauses_are_placed_by_their_process_start():
         (5425, "Scavenge", 1.01), (5426, "Mark-Compact (reduce)", 35.7), (3745, "Scavenge", 7.53),
         (5425, "Scavenge (interleaved)", 2.24)]
     assert [p.t for p in pauses] == [pytest.approx(1000.032), pytest.approx(2002.5), None, pytest.approx(1000.09)]
+    cut = "[5425:0x2651d000]      120 ms: Scavenge 6.0 (8.3) -> 5.[5426:0x5a1b2c3d] x"
+    assert gclog.unreadable_node_lines(NODE_LOG.splitlines() + [cut]) == 1
 
 
 def test_gc_logging_is_added_to_what_the_stack_already_gets(tmp_path):

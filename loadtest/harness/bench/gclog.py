@@ -130,15 +130,26 @@ def _lines(path: pathlib.Path) -> list[str]:
         return []
 
 
-def read(kind: str, log_dir: pathlib.Path, stack_log: pathlib.Path | None, started: dict[int, float]) -> list[Pause]:
-    """Every pause logged so far, in time order (unplaced ones last)."""
+NODE_LIKE = re.compile(r"\[\d+:0x[0-9a-fA-F]+\]\s+\d+(?:\.\d+)? ms: ")
+
+
+def unreadable_node_lines(lines) -> int:
+    """Lines that start like a --trace-gc line but do not parse: every worker writes its own stdout
+    buffer into the one log, and a buffer can end mid-line, so another's may cut a line in two."""
+    return sum(1 for line in lines if NODE_LIKE.search(line) and not NODE_LINE.search(line))
+
+
+def read(kind: str, log_dir: pathlib.Path, stack_log: pathlib.Path | None, started: dict[int, float]) -> tuple[list[Pause], int]:
+    """Every pause logged so far, in time order (unplaced ones last), and how many GC lines could not be read."""
+    unreadable = 0
     if kind == "jvm":
         pauses = []
         for f in sorted(pathlib.Path(log_dir).glob("gc-*.log")):
             pid = f.stem.split("-", 1)[1]
             pauses += parse_jvm(_lines(f), int(pid) if pid.isdigit() else None)
     elif kind == "node" and stack_log is not None:
-        pauses = parse_node(_lines(stack_log), started)
+        lines = _lines(stack_log)
+        pauses, unreadable = parse_node(lines, started), unreadable_node_lines(lines)
     else:
-        return []
-    return sorted(pauses, key=lambda p: (p.t is None, p.t or 0))
+        return [], 0
+    return sorted(pauses, key=lambda p: (p.t is None, p.t or 0)), unreadable

@@ -465,7 +465,8 @@ def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds) -> 
     gc = doc["gc"]
     started = {int(p): s for p, s in doc.get("processes", {}).items()}
     if gc["runtime"] in ("jvm", "node") and doc.get("soak_started"):
-        pauses = gclog.read(gc["runtime"], out_dir / "raw" / "gc", out_dir / "raw" / "stack-run.log", started)
+        pauses, gc["unreadable_lines"] = gclog.read(gc["runtime"], out_dir / "raw" / "gc", out_dir / "raw" / "stack-run.log",
+                                                    started)
         gc["available"] = bool(pauses) or gc["runtime"] == "jvm" and any((out_dir / "raw" / "gc").glob("gc-*.log"))
         gc["why_not"] = None if gc["available"] else "the runtime's GC log holds no line (did the stack start its runtime?)"
         t0 = doc["soak_started"]
@@ -536,7 +537,7 @@ class Ticker:
         s = self.soak
         if s.gc_kind == "jvm":
             started = {int(p): v for p, v in s.doc["processes"].items()}
-            ps = [p for p in gclog.read("jvm", s.gc_dir, None, started)
+            ps = [p for p in gclog.read("jvm", s.gc_dir, None, started)[0]
                   if p.t is not None and p.t - s.doc["soak_started"] >= t_s]
             return f"GC {len(ps)} pauses, longest {max((p.ms for p in ps), default=0):,.1f} ms"
         if s.gc_kind == "node":

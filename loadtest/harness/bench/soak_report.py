@@ -120,6 +120,9 @@ def caveats(doc: dict) -> list[str]:
     gc = doc["gc"]
     if gc.get("available") and gc.get("pauses") and any(p[0] is None for p in gc["pauses"]):
         out.append("some GC pauses could not be placed in time (their process was never seen in the server's tree)")
+    if gc.get("unreadable_lines"):
+        out.append(f"{gc['unreadable_lines']:,} GC log line(s) could not be read (cut by another process's output): "
+                   "their pauses are missing")
     if gc.get("before_soak"):
         out.append(f"{gc['before_soak']:,} GC pauses during start-up and warm-up are not counted")
     return out
