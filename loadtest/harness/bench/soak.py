@@ -200,7 +200,7 @@ def accounting(a: Reading, b: Reading, acct: measure.Accounting, foreign_max: fl
     return {"server_cpu_s": s["server_cpu_s"], "server_cpu_share": s["server_cpu_share"],
             "rss_bytes": b.rss, "pss_bytes": b.pss, "processes": b.processes, "steal_s": s["steal_s"],
             "foreign_cpu_share": s["foreign_cpu_share"], "generator_cpu_s": s["generator_cpu_s"],
-            "disturbed": bool(s["foreign_cpu_share"] is not None and s["foreign_cpu_share"] > foreign_max)}
+            "harness_cpu_s": s["harness_cpu_s"], "disturbed": bool(s["foreign_cpu_share"] is not None and s["foreign_cpu_share"] > foreign_max)}
 
 
 # ---------------------------------------------------------------- one window's load
