@@ -71,6 +71,14 @@ def test_a_stall_window_is_flagged_and_is_the_worst():
     assert soak_verdicts.window_flags(ws[40], lat["threshold_ms"], TH) == ["stall"]
 
 
+def test_stalls_in_most_windows_still_stand_out():
+    """A heap full from minute 17 on: stalls in most windows must not become the baseline they are judged against."""
+    ws = series(60, p99=lambda i: 3.0 if i < 17 else 4_000.0, max_ms=lambda i: 8.0 if i < 17 else 10_000.0)
+    lat = soak_verdicts.latency(ws, TH)
+    assert lat["baseline_p99_ms"] == 3.0 and lat["median_p99_ms"] == 4_000.0
+    assert lat["stall_windows"] == list(range(17, 60))
+
+
 def test_a_window_without_answers_is_a_stall_and_behind():
     ws = series(20)
     ws[5] = window(5, answered=0, p50=None, p99=None, max_ms=None)
@@ -278,3 +286,11 @@ def test_make_report_renders_a_soak_again(tmp_path):
     out = write_doc(tmp_path / "soak", flagged_doc())
     assert cli.main(["report", str(out)]) == 0
     assert "⚑ leak" in (out / "report.md").read_text() and (out / "report.html").read_text().count("<svg") == 5
+
+
+def test_a_refused_soak_says_why_and_judges_nothing():
+    d = doc([])
+    d.update(complete=False, refused="soakserver (the defaults) breaks the contract on /hello")
+    md = soak_report.render_md(d)
+    assert "**Refused: soakserver (the defaults) breaks the contract" in md and "| verdict" not in md
+    assert "<svg" not in soak_report.render_html(d)

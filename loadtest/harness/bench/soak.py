@@ -508,7 +508,7 @@ class Ticker:
         self.recent.append(w)
         doc, th = self.soak.doc, self.soak.cfg.thresholds
         p99s = [x["p99_ms"] for x in doc["windows"] if x.get("p99_ms") is not None]
-        threshold = max(th.stall_factor * (stats.median(p99s) or 0), th.stall_floor_ms)
+        threshold = soak_verdicts.stall_threshold(p99s, th)
         flags = tuple(soak_verdicts.window_flags(w, threshold, th)) if len(p99s) >= 3 or not w.get("answered") else ()
         if flags != self.streak:
             if self.streak:

@@ -54,18 +54,19 @@ def facts(doc: dict) -> list[str]:
 
 def verdict_rows(doc: dict) -> list[list[str]]:
     v = doc.get("verdicts")
-    if not v:
-        return []
+    if not v or not v["windows"]:
+        return []  # nothing measured, nothing to judge: state() says why
     th = v["thresholds"]
     mem, lat, thr, err, gc = v["memory"], v["latency"], v["throughput"], v["errors"], v["gc"]
 
     def mark(flag):
         return f"{FLAG} " if flag else "ok "
     rows = [
-        ["memory", mark(mem["leak"]) + ("leak" if mem["leak"] else "no leak" if mem["leak"] is not None else "cannot tell"),
+        ["memory", ("– cannot tell" if mem["leak"] is None else mark(mem["leak"]) + ("leak" if mem["leak"] else "no leak")),
          mem["why"], f"> {th['leak_mib_per_h']:g} MiB/h, 95% interval above 0, > {th['leak_min_mib']:g} MiB over the span"],
         ["latency", mark(lat["stall"]) + (f"{len(lat['stall_windows'])} stall window(s)" if lat["stall"] else "no stall"),
-         lat["why"], f"p99 or max > max({th['stall_factor']:g} x median p99, {th['stall_floor_ms']:g} ms), or no answers"],
+         lat["why"], f"p99 or max > max({th['stall_factor']:g} x the usual p99 (10th percentile of the windows'), "
+         f"{th['stall_floor_ms']:g} ms), or no answers"],
         ["GC", (mark(gc["flagged"]) + (f"longest {report_md.fmt_ms(gc['longest_ms'])} ms" if gc.get("longest_ms") is not None
                                       else "no pause")) if gc["available"] else "no GC log",
          gc["why"] or "", f"a pause > {lat['threshold_ms']:,.1f} ms (the stall threshold)" if gc["available"] else ""],
