@@ -200,7 +200,9 @@ def accounting(a: Reading, b: Reading, acct: measure.Accounting, foreign_max: fl
     return {"server_cpu_s": s["server_cpu_s"], "server_cpu_share": s["server_cpu_share"],
             "rss_bytes": b.rss, "pss_bytes": b.pss, "processes": b.processes, "steal_s": s["steal_s"],
             "foreign_cpu_share": s["foreign_cpu_share"], "generator_cpu_s": s["generator_cpu_s"],
-            "harness_cpu_s": s["harness_cpu_s"], "disturbed": bool(s["foreign_cpu_share"] is not None and s["foreign_cpu_share"] > foreign_max)}
+            "generator_cpu_share": s["generator_cpu_share"], "harness_cpu_s": s["harness_cpu_s"],
+            "generator_saturated": bool(s["generator_cpu_share"] is not None and s["generator_cpu_share"] > Settings.generator_max),
+            "disturbed": bool(s["foreign_cpu_share"] is not None and s["foreign_cpu_share"] > foreign_max)}
 
 
 # ---------------------------------------------------------------- one window's load
@@ -488,7 +490,8 @@ def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds) -> 
                                           doc.get("exited"))
     threshold = doc["verdicts"]["latency"]["threshold_ms"]
     for w in doc["windows"]:
-        w["flags"] = soak_verdicts.window_flags(w, threshold, th) + (["disturbed"] if w.get("disturbed") else [])
+        w["flags"] = (soak_verdicts.window_flags(w, threshold, th) + (["disturbed"] if w.get("disturbed") else [])
+                      + (["generator-saturated"] if w.get("generator_saturated") else []))
     doc["complete"] = bool(doc["windows"]) and not doc.get("interrupted") and not doc.get("refused") and not doc.get("exited") \
         and len(doc["windows"]) == (doc.get("plan") or {}).get("windows")
 

@@ -12,6 +12,7 @@ FLAG = "⚑"
 COLOURS = {"p50": "#2ca02c", "p99": "#1f77b4", "max": "#d62728", "offered": "#7f7f7f", "answered": "#1f77b4",
            "errors": "#d62728", "RSS": "#9467bd", "PSS": "#8c564b", "fit over the second half": "#555",
            "server CPU": "#ff7f0e", "GC pause": "#d62728", "longest pause in the window": "#1f77b4"}
+CAVEATS = {"disturbed", "generator-saturated"}  # window flags that say the figure may not be the server's alone
 MAX_LISTED = 30  # flagged windows listed in the report; all of them are in results.json
 
 
@@ -80,7 +81,7 @@ def verdict_rows(doc: dict) -> list[list[str]]:
 
 
 def flagged_windows(doc: dict) -> list[dict]:
-    return [w for w in doc["windows"] if set(w.get("flags") or []) - {"disturbed"}]
+    return [w for w in doc["windows"] if set(w.get("flags") or []) - CAVEATS]
 
 
 def window_row(w: dict) -> list[str]:
@@ -115,6 +116,10 @@ def caveats(doc: dict) -> list[str]:
         out.append(f"{len(disturbed)} window(s) where other work or the hypervisor took more than "
                    f"{doc['settings']['foreign_max']:.0%} of the machine (steal included): their latency may not be "
                    "the server's alone")
+    saturated = [w for w in doc["windows"] if "generator-saturated" in (w.get("flags") or [])]
+    if saturated:
+        out.append(f"{len(saturated)} window(s) where the load generator's runs used more than 90 % of its CPUs: "
+                   "their latency and a shortfall may be the generator's, not the server's")
     failed = [w for w in doc["windows"] if w.get("failure")]
     if failed:
         out.append(f"{len(failed)} window(s) without oha output (counted as unanswered): {failed[0]['failure']}")
