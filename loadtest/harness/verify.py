@@ -504,7 +504,7 @@ def verify_stack(stack: stacks.Stack, build_first: bool = True) -> tuple[bool, l
     return ok, results
 
 
-def verify_all(selected: list[stacks.Stack], build_first: bool = True) -> bool:
+def verify_all(selected: list[stacks.Stack], build_first: bool = True, skipped: dict | None = None) -> bool:
     if not selected:
         print("no available stack to verify", file=sys.stderr)
         return False
@@ -518,4 +518,6 @@ def verify_all(selected: list[stacks.Stack], build_first: bool = True) -> bool:
     print("\nverification summary:")
     for name, ok in verdicts.items():
         print(f"  {name:14} {'verified' if ok else 'FAILED'}")
+    for name, reason in (skipped or {}).items():
+        print(f"  {name:14} NOT RUN: {reason}")
     return all(verdicts.values())
