@@ -17,6 +17,7 @@ const TUNING = {
   MYSQL_POOL_SIZE: 16,
   MEMCACHE_CONNECTIONS: 2,
   OPTIMIZE_EMPTY_REQUESTS: 1, // node:http's optimizeEmptyRequests: 1 on, 0 off
+  REDIS_AUTO_PIPELINING: 1, // ioredis enableAutoPipelining: 1 on, 0 off
 };
 // Requests waiting for a pooled MariaDB connection, per worker: as many as the benchmark's 1,024
 // connections can put on one worker, twice over; a request past it is answered 503 at once.
@@ -50,7 +51,12 @@ export function loadConfig(env = process.env) {
     // Not part of the contract: an optional override of one worker per usable core.
     workers: env.WORKERS === undefined ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1024),
     timeoutMs,
-    redis: { host: env.REDIS_HOST, port: integer(env, 'REDIS_PORT', 1, 65535), timeoutMs },
+    redis: {
+      host: env.REDIS_HOST,
+      port: integer(env, 'REDIS_PORT', 1, 65535),
+      timeoutMs,
+      autoPipelining: tuning('REDIS_AUTO_PIPELINING', 0, 1) === 1,
+    },
     mysql: {
       host: env.MYSQL_HOST,
       port: integer(env, 'MYSQL_PORT', 1, 65535),

@@ -6,7 +6,7 @@ import { Unavailable } from './unavailable.js';
 // Error replies that say Redis cannot serve right now, not that the command is wrong.
 const BUSY_REPLIES = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 
-export function createRedis({ host, port, timeoutMs }) {
+export function createRedis({ host, port, timeoutMs, autoPipelining }) {
   const client = new Redis({
     host,
     port,
@@ -26,8 +26,9 @@ export function createRedis({ host, port, timeoutMs }) {
     autoResendUnfulfilledCommands: false,
     // Reconnect quickly forever, so service resumes well within a second of Redis returning.
     retryStrategy: (attempt) => Math.min(attempt * 50, 500),
-    // Concurrent requests in this worker share one write and one round trip.
-    enableAutoPipelining: true,
+    // Concurrent requests in this worker share one write and one round trip (on by default;
+    // REDIS_AUTO_PIPELINING=0 turns it off, for measuring it).
+    enableAutoPipelining: autoPipelining,
   });
 
   // Without a listener ioredis logs every failed reconnect attempt; say it once per outage.

@@ -66,6 +66,13 @@ foreach (['HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT_MS', 'SWOOLE_POOL_SIZE'] as $name) {
         exit(2);
     }
 }
+// Worker processes: one per usable CPU unless SWOOLE_WORKERS says otherwise (README, Tuning, worker_num).
+$workers = getenv('SWOOLE_WORKERS');
+if ($workers !== false && $workers !== '' && preg_match('/\A[1-9][0-9]{0,3}\z/', $workers) !== 1) {
+    fwrite(STDERR, "php-swoole: SWOOLE_WORKERS must be an integer from 1 to 9999\n");
+    exit(2);
+}
+$config['SWOOLE_WORKERS'] = $workers === false ? '' : $workers;
 define('HEAD_TIMEOUT', ((int) $config['HEAD_TIMEOUT_MS']) / 1000);
 define('IDLE_TIMEOUT', ((int) $config['IDLE_TIMEOUT_MS']) / 1000);
 define('POOL_SIZE', (int) $config['SWOOLE_POOL_SIZE']);
@@ -738,7 +745,7 @@ function usable_cpus(): int
 $server = new Server($config['HOST'], (int) $config['PORT'], SWOOLE_BASE);
 $server->set([
     // One worker per usable core: a worker is one event loop on one thread.
-    'worker_num' => usable_cpus(),
+    'worker_num' => $config['SWOOLE_WORKERS'] === '' ? usable_cpus() : (int) $config['SWOOLE_WORKERS'],
     'enable_coroutine' => true,
     'hook_flags' => $hooks,
     'max_coroutine' => 100000,

@@ -193,8 +193,9 @@ the backend's own benchmark tool costs. So the most a stack can serve is
 (median req/s at its best concurrency), <i>ceiling</i> = this run's ceiling for the endpoint at the connections of
 the endpoint's headline, and <b>share = data / bound</b> with <i>data</i> = the endpoint's headline. Shaded
 {report_md.BELOW_GOAL} = under the goal of {results.BOUND_GOAL:.0%}. ≤: <code>/hello</code> was generator-saturated,
-so the true bound is higher and the share at most this; ≥: the endpoint itself was, so the share is at least this;
-–: a figure is missing.</p>
+so the true bound is higher and the share at most this; ≥: the endpoint itself was, or the backends' CPUs were at
+least {results.BACKENDS_SATURATED:.0%} busy (the backend, sharing them with the load generator, set the pace; the
+ceiling tools had them to the backend alone), so the share is at least this; –: a figure is missing.</p>
 <p class="note"><b>Efficiency</b> (headline runs): requests per CPU-second = 1e6 / the server's CPU µs per request
 (its whole process tree); req/s per MiB = headline req/s / the largest RSS of the tree during those runs.
 <b>Latency curves</b>: open-loop latency against percentile (x: log scale of 1 / (1 − p), so p90, p99, p99.9 are

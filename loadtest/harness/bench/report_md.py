@@ -30,10 +30,10 @@ BELOW_GOAL = "▼"  # marks a share of the bound under results.BOUND_GOAL (repor
 
 def fmt_share(sob: dict | None) -> str:
     """A share of the bound: ≤ when it is an upper estimate (/hello generator-saturated), ≥ when a
-    lower one (the endpoint generator-saturated), ? when both; ▼ under the goal."""
+    lower one (the endpoint generator-saturated, or the backends' CPUs saturated), ? when both; ▼ under the goal."""
     if not sob or sob.get("share") is None:
         return "–"
-    up, down = sob.get("bound_understated"), sob.get("data_understated")
+    up, down = sob.get("bound_understated"), sob.get("data_understated") or sob.get("backends_saturated")
     prefix = "≤" if up and not down else "≥" if down and not up else ""
     text = prefix + f"{sob['share']:.0%}" + ("?" if up and down else "")
     return text + (f" {BELOW_GOAL}" if sob.get("below_goal") else "")
@@ -179,8 +179,9 @@ SHARE_OF_BOUND_TEXT = (
     "`/hello` headline in this run (median req/s at its best concurrency), ceiling = this run's ceiling for the "
     "endpoint at the connections of the endpoint's headline, and share = data / bound with data = the endpoint's "
     f"headline. {BELOW_GOAL} = under the goal of {results.BOUND_GOAL:.0%}. ≤: `/hello` was generator-saturated, "
-    "so the true bound is higher and the share at most this; ≥: the endpoint itself was, so the share is at least "
-    "this; –: a figure is missing (`/hello` not run, no ceiling at that concurrency, no answers).")
+    "so the true bound is higher and the share at most this; ≥: the endpoint itself was, or the backends' CPUs were "
+    f"at least {results.BACKENDS_SATURATED:.0%} busy (the backend, sharing them with the load generator, set the pace; "
+    "the ceiling tools had them to the backend alone), so the share is at least this; –: a figure is missing (`/hello` not run, no ceiling at that concurrency, no answers).")
 
 EFFICIENCY_TEXT = (
     "**Efficiency** (from the headline runs): requests per CPU-second = 1e6 / the server's CPU µs per request "
@@ -205,8 +206,15 @@ def bound_rows(doc) -> tuple[list[str], list[list[str]]]:
             if sob:
                 rows.append([x["name"], f"/{e}", fmt_rps(sob["hello_rps"]) + (" ⚑" if sob["bound_understated"] else ""),
                              f"{fmt_rps(sob['ceiling_rps'])} at {sob['ceiling_connections']}", fmt_rps(sob["bound_rps"]),
-                             fmt_rps(sob["data_rps"]) + (" ⚑" if sob["data_understated"] else ""), fmt_share(sob)])
-    return ["stack", "endpoint", "/hello req/s", "ceiling req/s at conns", "bound req/s", "req/s", "share"], rows
+                             fmt_rps(sob["data_rps"]) + (" ⚑" if sob["data_understated"] else ""),
+                             fmt_busy(sob.get("backends_busy")) + (" ⚑" if sob.get("backends_saturated") else ""),
+                             fmt_share(sob)])
+    return ["stack", "endpoint", "/hello req/s", "ceiling req/s at conns", "bound req/s", "req/s",
+            "backend CPU busy", "share"], rows
+
+
+def fmt_busy(v) -> str:
+    return "–" if v is None else f"{v:.0%}"
 
 
 def efficiency_matrix(doc, figure: str) -> tuple[list[str], list[list[str]]]:

@@ -8,12 +8,17 @@ import json
 import os
 import pathlib
 
+from . import stats
+from .cpus import parse_list
 from .settings import DATA_ENDPOINTS
 
 SCHEMA = "reference-servers/bench-results"
 SCHEMA_VERSION = 1
 KNEE_FRACTION = 0.9
 BOUND_GOAL = 0.75  # issue 17: every data endpoint should reach this share of its bound
+# The ceiling tools run with the backends' CPUs to the backend alone; in a stack's run the load generator
+# may share them. When those CPUs were this busy, the backend (not the stack) set the pace.
+BACKENDS_SATURATED = 0.95
 
 
 def knee(points: list[tuple[int, float]]) -> int | None:
@@ -73,6 +78,27 @@ def _median(ep: dict | None, figure: str):
     return ((ep or {}).get("headline") or {}).get(figure, {}).get("median")
 
 
+def _headline_runs(ep: dict) -> list[dict]:
+    connections = ep.get("headline", {}).get("connections")
+    return [r for r in ep.get("sweep", []) if r.get("connections") == connections] + ep.get("repeats", [])
+
+
+def backends_busy(doc: dict, ep: dict | None) -> float | None:
+    """The median, over the endpoint's headline runs, of the busiest backend CPU's busy share; None
+    when the backends share the server's CPUs (then the server's own load is in it) or nothing says."""
+    layout = doc.get("cpu_layout") or {}
+    backend_cpus = set(parse_list(layout.get("backends") or ""))
+    if not ep or not backend_cpus or backend_cpus & set(parse_list(layout.get("server") or "")):
+        return None
+    busiest = []
+    for run in _headline_runs(ep):
+        per_cpu = ((run.get("stats") or {}).get("per_cpu_busy")) or {}
+        shares = [per_cpu[str(c)] for c in backend_cpus if per_cpu.get(str(c)) is not None]
+        if shares:
+            busiest.append(max(shares))
+    return stats.median(busiest) if busiest else None
+
+
 def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
     """How near a data endpoint comes to the most its stack can reach there (issue 17).
 
@@ -84,6 +110,9 @@ def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
     data = the endpoint's headline. A generator-saturated headline is the client's limit: for
     /hello the true bound is higher, so the share is at most this (`bound_understated`); for the
     endpoint itself the true rate is higher, so the share is at least this (`data_understated`).
+    The ceiling tools had the backends' CPUs to the backend alone; when in the stack's headline runs
+    those CPUs were saturated (the backend sharing them with the load generator), the backend set the
+    pace, the bound is too high for that run and the share at least this (`backends_saturated`).
     """
     endpoints = stack.get("endpoints") or {}
     ep, hello_ep = endpoints.get(endpoint), endpoints.get("hello")
@@ -95,7 +124,9 @@ def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
            "bound_rps": None, "share": None,
            "bound_understated": "generator-saturated" in (hello_ep or {}).get("headline", {}).get("flags", []),
            "data_understated": "generator-saturated" in (ep or {}).get("headline", {}).get("flags", []),
+           "backends_busy": backends_busy(doc, ep), "backends_saturated": False,
            "below_goal": None}
+    out["backends_saturated"] = (out["backends_busy"] or 0) >= BACKENDS_SATURATED
     out["missing"] = [k for k in ("hello", "ceiling", "data") if not out[f"{k}_rps"]]
     if not out["missing"]:
         bound = 1 / (1 / out["hello_rps"] + 1 / out["ceiling_rps"])
@@ -110,8 +141,7 @@ def efficiency(ep: dict) -> dict:
     (1e6 / CPU µs per request) and req/s per MiB of the largest RSS its headline runs reached."""
     cpu_us = _median(ep, "cpu_us_per_request")
     rps = _median(ep, "throughput_rps")
-    connections = ep.get("headline", {}).get("connections")
-    runs = [r for r in ep.get("sweep", []) if r.get("connections") == connections] + ep.get("repeats", [])
+    runs = _headline_runs(ep)
     peaks = [r["stats"]["memory"]["peak_rss_bytes"] for r in runs
              if ((r.get("stats") or {}).get("memory") or {}).get("peak_rss_bytes")]
     peak = max(peaks) if peaks else None
@@ -126,7 +156,10 @@ DEFINITIONS = {
                       "for the endpoint at the connections of the endpoint's headline, data = the endpoint's headline "
                       "median req/s. bound_understated: /hello's headline was generator-saturated (the true bound is "
                       "higher: the share is at most this); data_understated: the endpoint's headline was "
-                      "(the share is at least this). share is null when hello, ceiling or data is (see missing). "
+                      "(the share is at least this); backends_busy: the median over the headline runs of the busiest "
+                      "backend CPU's busy share (null when the backends share the server's CPUs); backends_saturated: "
+                      f"backends_busy >= {BACKENDS_SATURATED}, the backend set the pace (the share is at least this). "
+                      "share is null when hello, ceiling or data is (see missing). "
                       f"below_goal: share < {BOUND_GOAL}.",
     "efficiency": "requests_per_cpu_second = 1e6 / the headline's median cpu_us_per_request; peak_rss_bytes = the "
                   "largest stats.memory.peak_rss_bytes of the headline runs (the sweep's run at the headline "
