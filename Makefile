@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args compare new-stack clean
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare new-stack clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -70,6 +70,9 @@ ab: ab-args setup ## A/B one knob: make ab STACK=x ENDPOINT=e A='VAR=value ...' 
 
 ab-args:
 	@test -n "$(STACK)" -a -n "$(ENDPOINT)" || { echo "usage: make ab STACK=<name> ENDPOINT=<endpoint> A='VAR=value ...' B='VAR=value ...' (see README, make ab)"; exit 2; }
+
+soak: setup ## one stack at a fixed rate for an hour, in 5 s windows: make soak STACK=x ENDPOINT=e [RATE=n] [DURATION=s] [WINDOW=s]
+	$(HARNESS) soak
 
 compare: $(VENV)/.installed ## two runs side by side, regressions first: make compare OLD=results/<a> NEW=results/<b> [OUT=file.html]
 	$(HARNESS) compare "$(OLD)" "$(NEW)" --out "$(OUT)"

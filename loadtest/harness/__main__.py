@@ -125,8 +125,8 @@ def results_of(path):
 
 
 def cmd_report(args) -> int:
-    from .bench import run
-    out = run.render(args.results)
+    from .bench import run, soak
+    out = soak.render(soak.results_dir(args.results)) if soak.is_soak(args.results) else run.render(args.results)
     print(f"rendered {out / 'report.md'} and {out / 'report.html'}")
     return 0
 
@@ -148,6 +148,11 @@ def cmd_new_stack(args) -> int:
 def cmd_ab(args) -> int:
     from .bench import ab
     return ab.main()
+
+
+def cmd_soak(args) -> int:
+    from .bench import soak
+    return soak.main()
 
 
 def cmd_compare(args) -> int:
@@ -186,6 +191,8 @@ def main(argv=None) -> int:
         ("report", cmd_report, "render report.md and report.html from a results.json"),
         ("new-stack", cmd_new_stack, "write a new stack's skeleton (manifest, README, placeholder server)"),
         ("ab", cmd_ab, "A/B-test two environments of one stack on one endpoint (settings from the environment)"),
+        ("soak", cmd_soak, "load one stack at a fixed rate for a long time, in windows: leaks, stalls, GC pauses "
+                           "(settings from the environment)"),
         ("compare", cmd_compare, "compare two results (results.json or ab.json), regressions first"),
     ]:
         p = sub.add_parser(name, help=helptext)
@@ -195,7 +202,7 @@ def main(argv=None) -> int:
                            help="stack name(s), comma-separated (default: all)")
         if name == "report":
             p.add_argument("results", nargs="?", default=str(ROOT / "results" / "latest"),
-                           help="a results directory or results.json (default: results/latest)")
+                           help="a results directory or results.json, a bench's or a soak's (default: results/latest)")
         if name == "new-stack":
             p.add_argument("--name", default="", help="the new stack's name (its directory)")
         if name == "compare":

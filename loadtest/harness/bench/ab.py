@@ -74,7 +74,8 @@ def env_text(env: dict[str, str]) -> str:
     return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
 
 
-def _number(env, key: str, kind, default, low):
+def number(env, key: str, kind, default, low):
+    """env[key] as `kind` (default when unset or empty), at least `low`; Usage when it is not."""
     raw = (env.get(key) or "").strip()
     if not raw:
         return default
@@ -113,13 +114,13 @@ class AbSettings:
         if endpoint not in ENDPOINTS:
             raise Usage(f"ENDPOINT={endpoint!r}: one of {', '.join(ENDPOINTS)}")
         s = cls(stack, endpoint, parse_env(env.get("A", ""), "A"), parse_env(env.get("B", ""), "B"))
-        s.rounds = _number(env, "ROUNDS", int, s.rounds, 2)  # 2: a quick look, no verdict (stats.MIN_RUNS)
-        s.connections = _number(env, "CONNECTIONS", int, s.connections, 1)
-        s.duration = _number(env, "DURATION", float, s.duration, 1.0)
-        s.open_rate = _number(env, "OPEN_RATE", float, None, 1.0)
-        s.warmup_max = _number(env, "WARMUP_MAX", float, s.warmup_max, 0.0)
+        s.rounds = number(env, "ROUNDS", int, s.rounds, 2)  # 2: a quick look, no verdict (stats.MIN_RUNS)
+        s.connections = number(env, "CONNECTIONS", int, s.connections, 1)
+        s.duration = number(env, "DURATION", float, s.duration, 1.0)
+        s.open_rate = number(env, "OPEN_RATE", float, None, 1.0)
+        s.warmup_max = number(env, "WARMUP_MAX", float, s.warmup_max, 0.0)
         s.warmup_min = min(s.warmup_min, s.warmup_max)
-        s.foreign_max = _number(env, "FOREIGN_MAX", float, s.foreign_max, 0.0)
+        s.foreign_max = number(env, "FOREIGN_MAX", float, s.foreign_max, 0.0)
         s.save = (env.get("SAVE") or "").strip()
         s.build = (env.get("BUILD") or "").strip() not in ("0", "no", "false")
         return s
@@ -336,14 +337,19 @@ class Ab:
                 "closed": closed, "open": opened, "figures": figures(closed, opened), "flags": flags}
 
     def prove(self, said: str) -> str:
-        """The endpoint's golden cases, byte for byte with their backend reads (verify's own check)."""
-        target = Target(self.stack.name, self.stack.host, self.stack.port)
-        checks = verify.check_cases(target, self.cases)
-        bad = [c for c in checks if not c.ok and not c.skipped]
-        if bad:
-            raise Refused(f"{said} breaks the contract on /{self.cfg.endpoint}, so it is not measured: "
-                          + "; ".join(f"{c.name}: {c.detail}" for c in bad))
-        return f"{len(self.cases)} golden cases of /{self.cfg.endpoint} passed"
+        return prove(self.stack, self.cfg.endpoint, self.cases, said)
+
+
+def prove(stack: stacks.Stack, endpoint: str, cases: list, said: str) -> str:
+    """The endpoint's golden cases, byte for byte with their backend reads (verify's own check);
+    Refused when one fails: a configuration that breaks the contract is not measured."""
+    target = Target(stack.name, stack.host, stack.port)
+    checks = verify.check_cases(target, cases)
+    bad = [c for c in checks if not c.ok and not c.skipped]
+    if bad:
+        raise Refused(f"{said} breaks the contract on /{endpoint}, so it is not measured: "
+                      + "; ".join(f"{c.name}: {c.detail}" for c in bad))
+    return f"{len(cases)} golden cases of /{endpoint} passed"
 
 
 def progress_line(rec: dict) -> str:

@@ -13,7 +13,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import ab, report_md, results, stats
+from . import ab, report_md, results, soak, soak_compare, stats
 from .report_html import CSS
 from .svg import esc
 
@@ -35,7 +35,7 @@ class CompareError(ValueError):
 @dataclass
 class Run:
     file: pathlib.Path   # its results.json or ab.json
-    kind: str            # "bench" or "ab"
+    kind: str            # "bench", "ab" or "soak"
     doc: dict
 
     @property
@@ -63,6 +63,8 @@ def load(path) -> Run:
         schema = json.loads(path.read_text()).get("schema")
         if schema == ab.SCHEMA:
             return Run(path, "ab", ab.read(path))
+        if schema == soak.SCHEMA:
+            return Run(path, "soak", soak.read(path))
         return Run(path, "bench", results.read(path))
     except (ValueError, AttributeError) as e:
         raise CompareError(f"{path}: {e}") from None
@@ -161,9 +163,12 @@ ORDER = ["regression", "improvement", "noise", "unjudged"]
 def compare(old: Run, new: Run) -> dict:
     if old.kind != new.kind:
         raise CompareError(f"{old.file} is a {old.kind} run and {new.file} a {new.kind} run: compare like with like")
-    if old.kind == "ab" and (old.doc["stack"]["name"], old.doc["endpoint"]) != (new.doc["stack"]["name"], new.doc["endpoint"]):
-        raise CompareError(f"the two A/B runs measured different things: {old.doc['stack']['name']} /{old.doc['endpoint']} "
-                           f"and {new.doc['stack']['name']} /{new.doc['endpoint']}")
+    if old.kind in ("ab", "soak") and (old.doc["stack"]["name"], old.doc["endpoint"]) != (new.doc["stack"]["name"], new.doc["endpoint"]):
+        raise CompareError(f"the two {'A/B runs' if old.kind == 'ab' else 'soaks'} measured different things: "
+                           f"{old.doc['stack']['name']} /{old.doc['endpoint']} and {new.doc['stack']['name']} /{new.doc['endpoint']}")
+    if old.kind == "soak":
+        return {"rows": soak_compare.compare(old.doc, new.doc), "only_old": [], "only_new": [],
+                "differences": differences(old, new), "across_machines": across_machines(old.doc, new.doc)}
     a, b = cells_of(old), cells_of(new)
     rows = []
     for key in a:
@@ -206,7 +211,10 @@ def differences(old: Run, new: Run) -> list[str]:
     out += _diff_dict("CPU layout", o.get("cpu_layout") or {}, n.get("cpu_layout") or {})
     out += _diff_dict("limits", o.get("limits") or {}, n.get("limits") or {})
     out += _diff_dict("tool", o.get("tools") or {}, n.get("tools") or {})
-    if old.kind == "bench":
+    if old.kind == "soak":
+        out += soak_compare.differences(o, n)
+        out += _diff_dict(f"{o['stack']['name']} version of", o.get("versions") or {}, n.get("versions") or {})
+    elif old.kind == "bench":
         out += _diff_dict("services", o.get("services") or {}, n.get("services") or {})
         ov = {s["name"]: s.get("versions") or {} for s in o["stacks"]}
         nv = {s["name"]: s.get("versions") or {} for s in n["stacks"]}
@@ -221,6 +229,8 @@ def differences(old: Run, new: Run) -> list[str]:
 
 
 def _flagged(run: Run) -> str:
+    if run.kind == "soak":
+        return soak_compare.what(run.doc)
     if run.kind == "ab":
         rs = run.doc["rounds"]
         return f"{sum(1 for r in rs if r['flags'])} of {len(rs)} rounds flagged"
@@ -255,6 +265,10 @@ SECTIONS = {"regression": "Regressions", "improvement": "Improvements", "noise":
 
 
 def render_md(old: Run, new: Run, result: dict) -> str:
+    if old.kind == "soak":
+        return "\n".join(["# Compare two soaks", ""] + [f"- {line}" for line in header_lines(old, new, result)]
+                         + ["", soak_compare.LEGEND, "", report_md.table(soak_compare.HEADER,
+                                                                         [soak_compare.cells(r) for r in result["rows"]]), ""])
     out = ["# Compare", ""] + [f"- {line}" for line in header_lines(old, new, result)] + ["", LEGEND, ""]
     header = ["cell"] + [label for _, label, _, _ in FIGURES]
     for status in ORDER:
@@ -277,8 +291,15 @@ def render_html(old: Run, new: Run, result: dict) -> str:
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Compare {esc(old.doc['started'])} → "
              f"{esc(new.doc['started'])}</title><style>{CSS}{EXTRA_CSS}</style></head><body>",
              "<h1>Compare</h1>",
-             "<ul>" + "".join(f"<li>{esc(line)}</li>" for line in header_lines(old, new, result)) + "</ul>",
-             f"<p class='note'>{esc(LEGEND)}. A change is judged only where both runs repeated the cell: every run of "
+             "<ul>" + "".join(f"<li>{esc(line)}</li>" for line in header_lines(old, new, result)) + "</ul>"]
+    if old.kind == "soak":
+        parts += [f"<p class='note'>{esc(soak_compare.LEGEND)}</p><table><tr>"
+                  + "".join(f"<th>{esc(h)}</th>" for h in soak_compare.HEADER) + "</tr>"]
+        parts += [f"<tr class='{r.status}'>" + "".join(f"<td>{esc(c)}</td>" for c in soak_compare.cells(r)) + "</tr>"
+                  for r in result["rows"]]
+        parts.append("</table></body></html>")
+        return "\n".join(parts)
+    parts += [f"<p class='note'>{esc(LEGEND)}. A change is judged only where both runs repeated the cell: every run of "
              "one beyond every run of the other, and the medians further apart than either run's spread.</p>"]
     for status in ORDER:
         rows = [r for r in result["rows"] if r.status == status]

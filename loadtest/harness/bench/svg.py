@@ -244,3 +244,94 @@ def percentile_chart(title: str, lines: dict, colours: dict, dashed: set = froze
     out.append(legend(list(lines), colours, left, height - 10, max_x=width))
     out.append("</svg>")
     return "".join(out)
+
+
+TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200)
+
+
+def time_label(seconds: float, step: float) -> str:
+    if step < 60:
+        return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+    return f"{seconds / 60:g} min"
+
+
+def time_chart(title: str, lines: dict, colours: dict, unit: str, log: bool = False, spans: list = (),
+               hline: tuple | None = None, dots: set = frozenset(), dashed: set = frozenset(), x_max: float | None = None,
+               width: int = 1300, height: int = 300) -> str:
+    """A series over the time of a soak: lines[name] -> [(seconds, value or None)] (None breaks the
+    line); names in `dots` are drawn as points only (events such as GC pauses), in `dashed` dashed.
+    spans: [(from_s, to_s, why)] shaded behind (flagged windows); hline: (value, label) drawn dashed
+    across (a threshold). y on a log scale with `log` (values <= 0 left out)."""
+    left, right, top = 70, 20, 40
+    bottom = 60 + legend_height(list(lines), left, width)
+    height += legend_height(list(lines), left, width)
+    pw, ph = width - left - right, height - top - bottom
+    ys = [v for pts in lines.values() for _, v in pts if v is not None and (v > 0 or not log)]
+    if hline and hline[0] and (hline[0] > 0 or not log):
+        ys.append(hline[0])
+    xs = [x for pts in lines.values() for x, _ in pts]
+    if not ys or not xs:
+        return ""
+    x1 = x_max or max(xs) or 1.0
+    if log:
+        lo = 10 ** math.floor(math.log10(min(ys)))
+        hi = 10 ** math.ceil(math.log10(max(ys)))
+        hi = hi if hi > lo else lo * 10
+
+        def Y(v):
+            return top + ph - ph * (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+        decades, minor = log_ticks(lo, hi)
+        ticks = decades + (minor if len(decades) <= 3 else [])
+    else:
+        hi = nice_max(max(ys))
+
+        def Y(v):
+            return top + ph - ph * v / hi
+        ticks = [hi * i / 5 for i in range(6)]
+
+    def X(x):
+        return left + pw * x / x1
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="sans-serif"><title>{esc(title)}</title>',
+           f'<text x="{left}" y="20" font-size="15" font-weight="bold">{esc(title)}</text>']
+    for a, b, why in spans:
+        out.append(f'<rect x="{X(a):.1f}" y="{top}" width="{max(1.0, X(b) - X(a)):.1f}" height="{ph}" fill="#fde0dc">'
+                   f'<title>{esc(why)}</title></rect>')
+    for t in ticks:
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{Y(t):.1f}" y2="{Y(t):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{Y(t) + 4:.1f}" font-size="11" text-anchor="end">{short(t)}</text>')
+    step = next((s for s in TIME_STEPS if x1 / s <= 12), TIME_STEPS[-1])
+    for i in range(int(x1 // step) + 1):
+        x = i * step
+        out.append(f'<line x1="{X(x):.1f}" x2="{X(x):.1f}" y1="{top}" y2="{top + ph}" stroke="#f0f0f0"/>'
+                   f'<text x="{X(x):.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle">{time_label(x, step)}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" font-size="12" text-anchor="middle">time into the soak</text>')
+    out.append(f'<text x="14" y="{top + ph / 2}" font-size="12" transform="rotate(-90 14 {top + ph / 2})" '
+               f'text-anchor="middle">{esc(unit)}</text>')
+    if hline and hline[0] and (hline[0] > 0 or not log):
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{Y(hline[0]):.1f}" y2="{Y(hline[0]):.1f}" '
+                   f'stroke="{CEILING_COLOUR}" stroke-width="1.5" stroke-dasharray="6 3"><title>{esc(hline[1])}</title></line>'
+                   f'<text x="{left + pw - 4}" y="{Y(hline[0]) - 4:.1f}" font-size="11" text-anchor="end" '
+                   f'fill="{CEILING_COLOUR}">{esc(hline[1])}</text>')
+    for name, pts in lines.items():
+        usable = [(x, v) for x, v in pts if v is not None and (v > 0 or not log)]
+        if name in dots:
+            out.extend(f'<circle cx="{X(x):.1f}" cy="{Y(v):.1f}" r="2.5" fill="{colours[name]}">'
+                       f'<title>{esc(name)} at {time_label(x, 1)}: {v:,.2f} {esc(unit)}</title></circle>' for x, v in usable)
+            continue
+        dash = ' stroke-dasharray="6 4"' if name in dashed else ""
+        segment: list = []
+        for x, v in list(pts) + [(None, None)]:
+            if x is not None and v is not None and (v > 0 or not log):
+                segment.append(f"{X(x):.1f},{Y(v):.1f}")
+                continue
+            if len(segment) > 1:
+                out.append(f'<polyline points="{" ".join(segment)}" fill="none" stroke="{colours[name]}" '
+                           f'stroke-width="1.6"{dash}><title>{esc(name)}</title></polyline>')
+            elif segment:
+                out.append(f'<circle cx="{segment[0].split(",")[0]}" cy="{segment[0].split(",")[1]}" r="2" '
+                           f'fill="{colours[name]}"/>')
+            segment = []
+    out.append(legend(list(lines), colours, left, height - 10, max_x=width))
+    out.append("</svg>")
+    return "".join(out)

@@ -101,7 +101,7 @@ final class Exchange {
         }
     }
 
-    /** An answer that will come later; the first complete() wins (result, or the deadline's 503). */
+    /** An answer that will come later; the first complete() is written, any later one dropped. */
     static final class Deferred {
         private final Exchange ex;
         private final HttpResponse async;

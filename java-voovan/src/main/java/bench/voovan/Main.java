@@ -32,7 +32,8 @@ import java.util.concurrent.Executors;
  * Threads: Voovan's IO threads (-DIoThreadSize, at least 8) each run a selector and call the filter
  * and routers of their connections. Nothing blocks there: /hello and every error are answered inline;
  * /sleep and the backends detach with Voovan's asynchronous response (HttpResponse.getAsyncResponse)
- * and are answered from a timer thread (/sleep, deadlines: FixedDelay) or a fixed worker pool (blocking drivers).
+ * and are answered from the /sleep timer (FixedDelay), Lettuce's event loop (Redis) or the virtual thread of a
+ * blocking read (MariaDB, memcached; Backends).
  */
 public final class Main {
     static int timeoutMs;

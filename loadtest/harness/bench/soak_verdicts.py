@@ -1,0 +1,236 @@
+"""The verdicts of a soak, from its window series alone: does memory keep growing (leak), did the
+server stop answering for a while (stall), did it keep up with the offered rate (behind), did it
+answer errors, and how long was its longest GC pause. Pure functions of the recorded numbers, so
+the same results.json always gets the same verdicts and the detectors are tested on synthetic series.
+
+Each threshold is a Thresholds field, recorded in results.json next to the verdict it decided.
+"""
+import math
+from dataclasses import asdict, dataclass
+
+from . import stats
+
+MIB = 2**20
+MAX_FIT_POINTS = 400  # Theil-Sen compares every pair: longer series are first reduced to medians of consecutive runs
+Z95 = 1.959964
+
+
+@dataclass
+class Thresholds:
+    leak_mib_per_h: float = 20.0  # RSS growth over the second half above this ...
+    leak_min_mib: float = 4.0     # ... adding up to more than this over the fitted span (below: allocator noise)
+    stall_factor: float = 10.0    # a window's p99 or max above this multiple of the soak's usual p99 (baseline_p99) ...
+    stall_floor_ms: float = 200.0  # ... and above this (a fast server's 10x is still no stall)
+    behind_fraction: float = 0.9  # a window (or the soak) answering less than this share of the offered requests
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def theil_sen(points) -> dict | None:
+    """Slope of y against x as the median of every pairwise slope (Theil 1950, Sen 1968): a GC's
+    sawtooth or one odd sample does not tilt it, as it would a least-squares line. `low`, `high`: Sen's
+    95% confidence interval for the slope (the ranks of the pairwise slopes that bracket it; it
+    assumes independent samples, which consecutive RSS readings are not quite: the thresholds
+    beside it carry the rest). None with fewer than 3 points or no spread in x."""
+    points = sorted((x, y) for x, y in points if x is not None and y is not None)
+    if len(points) > MAX_FIT_POINTS:
+        points = _reduce(points, MAX_FIT_POINTS)
+    n = len(points)
+    slopes = sorted((y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points) for x2, y2 in points[i + 1:] if x2 != x1)
+    if n < 3 or not slopes:
+        return None
+    slope = stats.median(slopes)
+    c = Z95 * math.sqrt(n * (n - 1) * (2 * n + 5) / 18)
+    big = len(slopes)
+    low = slopes[max(0, min(big - 1, int(round((big - c) / 2))))]
+    high = slopes[max(0, min(big - 1, int(round((big + c) / 2)) - 1))]
+    ys = [y for _, y in points]
+    intercept = stats.median([y - slope * x for x, y in points])
+    return {"slope": slope, "low": min(low, slope), "high": max(high, slope), "intercept": intercept, "n": n,
+            "x_from": points[0][0], "x_to": points[-1][0], "y_min": min(ys), "y_max": max(ys)}
+
+
+def _reduce(points, limit: int):
+    """Consecutive groups of points -> (median x, median y) each, at most `limit` of them."""
+    size = math.ceil(len(points) / limit)
+    groups = [points[i:i + size] for i in range(0, len(points), size)]
+    return [(stats.median([x for x, _ in g]), stats.median([y for _, y in g])) for g in groups]
+
+
+def second_half(windows: list) -> list:
+    if not windows:
+        return []
+    end = windows[-1]["t_s"] + windows[-1]["seconds"]
+    return [w for w in windows if w["t_s"] >= end / 2]
+
+
+def memory(windows: list, th: Thresholds) -> dict:
+    """RSS of the server's tree over the second half: Theil-Sen slope in MiB per hour with its 95%
+    interval. A leak: slope above leak_mib_per_h, the interval's low end above zero (growth beyond
+    the fit's own spread), and more than leak_min_mib of growth over the fitted span."""
+    half = [w for w in second_half(windows) if w.get("rss_bytes")]
+    fit = theil_sen([(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in half])
+    out = {"fitted": "rss_bytes of the windows in the second half, MiB against hours",
+           "windows": len(half), "slope_mib_per_h": None, "low_mib_per_h": None, "high_mib_per_h": None,
+           "growth_mib": None, "from_s": None, "to_s": None, "intercept_mib": None,
+           "threshold_mib_per_h": th.leak_mib_per_h, "threshold_growth_mib": th.leak_min_mib, "leak": None}
+    if fit is None:
+        out["why"] = "fewer than 3 memory samples in the second half: no slope"
+        return out
+    per_h = 3600.0
+    span_h = (fit["x_to"] - fit["x_from"]) / per_h
+    slope, low, high = fit["slope"] * per_h, fit["low"] * per_h, fit["high"] * per_h
+    growth = slope * span_h
+    out.update(slope_mib_per_h=round(slope, 2), low_mib_per_h=round(low, 2), high_mib_per_h=round(high, 2),
+               growth_mib=round(growth, 2), from_s=fit["x_from"], to_s=fit["x_to"], intercept_mib=fit["intercept"])
+    out["leak"] = slope > th.leak_mib_per_h and low > 0 and growth > th.leak_min_mib
+    out["why"] = (f"RSS grew {slope:,.1f} MiB/h (95% interval {low:,.1f} to {high:,.1f}) over the second half, "
+                  f"{growth:+,.1f} MiB in {span_h * 60:,.1f} min"
+                  + (f": a leak (above {th.leak_mib_per_h:g} MiB/h, the interval above zero, more than "
+                     f"{th.leak_min_mib:g} MiB)" if out["leak"] else
+                     f": no leak (a leak needs above {th.leak_mib_per_h:g} MiB/h, the interval above zero and more "
+                     f"than {th.leak_min_mib:g} MiB)"))
+    return out
+
+
+BASELINE_QUANTILE = 0.1
+
+
+def baseline_p99(p99s) -> float | None:
+    """The soak's usual p99: the 10th percentile of its windows' p99 (the lowest with fewer than 10).
+    Not the median: a server stalling in half its windows or more (a heap full from minute 17 on)
+    lifts its median p99 to the stalls' level, and the stalls would no longer stand out."""
+    p99s = sorted(stats.present(p99s))
+    return p99s[int(BASELINE_QUANTILE * (len(p99s) - 1))] if p99s else None
+
+
+def stall_threshold(p99s, th: Thresholds) -> float:
+    return max(th.stall_factor * (baseline_p99(p99s) or 0), th.stall_floor_ms)
+
+
+def latency(windows: list, th: Thresholds) -> dict:
+    """Stall windows: no answers at all, or p99 or max above max(stall_factor x the soak's usual
+    p99 (baseline_p99), stall_floor_ms). The worst window is the one with the highest p99 (a window
+    without answers is worse than any)."""
+    p99s = [w["p99_ms"] for w in windows if w.get("p99_ms") is not None]
+    median_p99, baseline = stats.median(p99s), baseline_p99(p99s)
+    threshold = stall_threshold(p99s, th)
+    stalls = [w["i"] for w in windows if is_stall(w, threshold)]
+    worst = max(windows, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
+    longest = max((w for w in windows if w.get("max_ms") is not None), key=lambda w: w["max_ms"], default=None)
+    out = {"median_p50_ms": stats.median([w.get("p50_ms") for w in windows]), "median_p99_ms": median_p99,
+           "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(stalls),
+           "worst_window": None if worst is None else {k: worst.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
+           "slowest_request_ms": None if longest is None else longest["max_ms"],
+           "slowest_request_window": None if longest is None else longest["i"]}
+    if worst is None:
+        out["why"] = "no window measured"
+    else:
+        w = worst
+        out["why"] = ((f"{len(stalls)} stall window(s) of {len(windows)}" if stalls else f"no stall in {len(windows)} windows")
+                      + f" (threshold {threshold:,.1f} ms = max({th.stall_factor:g} x the usual p99 "
+                      f"{baseline or 0:,.2f} ms, {th.stall_floor_ms:g} ms)); worst window at {w['t_s']:,.0f} s: "
+                      + ("no answers" if w.get("p99_ms") is None else
+                         f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms"))
+    return out
+
+
+def is_stall(w: dict, threshold_ms: float) -> bool:
+    if not w.get("offered"):
+        return False
+    if not w.get("answered"):
+        return True
+    return any((w.get(k) or 0) > threshold_ms for k in ("p99_ms", "max_ms"))
+
+
+def throughput(windows: list, th: Thresholds) -> dict:
+    offered = sum(w.get("offered") or 0 for w in windows)
+    answered = sum(w.get("answered") or 0 for w in windows)
+    fraction = answered / offered if offered else None
+    behind = [w["i"] for w in windows if w.get("offered") and (w.get("answered") or 0) < th.behind_fraction * w["offered"]]
+    flagged = bool(behind) or (fraction is not None and fraction < th.behind_fraction)
+    return {"offered": offered, "answered": answered, "fraction": None if fraction is None else round(fraction, 4),
+            "behind_windows": behind, "behind": flagged, "threshold_fraction": th.behind_fraction,
+            "why": (f"answered {answered:,} of {offered:,} offered ({(fraction or 0):.1%})"
+                    + (f"; {len(behind)} window(s) under {th.behind_fraction:.0%}" if behind else
+                       f"; every window at {th.behind_fraction:.0%} or more"))}
+
+
+def errors(windows: list) -> dict:
+    kinds: dict[str, int] = {}
+    for w in windows:
+        for k, v in (w.get("errors") or {}).items():
+            kinds[k] = kinds.get(k, 0) + v
+    total = sum(kinds.values())
+    return {"count": total, "by_kind": {k: v for k, v in kinds.items() if v}, "flagged": total > 0,
+            "windows": [w["i"] for w in windows if sum((w.get("errors") or {}).values())],
+            "why": "no errors" if not total else
+            f"{total:,} errors (" + ", ".join(f"{k} {v:,}" for k, v in kinds.items() if v) + ")"}
+
+
+def gc(pauses: list, available: bool, why_not: str | None, soak_s: float, threshold_ms: float) -> dict:
+    """`pauses`: [t_s, ms, kind, pid] lists (t_s None: not placed in time). A pause as long as the
+    stall threshold is flagged on its own: it stops the server even if no window shows it (a
+    pause between two requests' sends)."""
+    if not available:
+        return {"available": False, "why": why_not, "pauses": None, "longest_ms": None, "flagged": False}
+    longest = max(pauses, key=lambda p: p[1], default=None)
+    total = sum(p[1] for p in pauses)
+    out = {"available": True, "pauses": len(pauses), "total_ms": round(total, 3),
+           "share_of_time": round(total / 1000 / soak_s, 5) if soak_s else None,
+           "longest_ms": None if longest is None else longest[1],
+           "longest_at_s": None if longest is None else longest[0],
+           "longest_kind": None if longest is None else longest[2],
+           "unplaced": sum(1 for p in pauses if p[0] is None), "threshold_ms": round(threshold_ms, 3)}
+    out["flagged"] = bool(longest and longest[1] > threshold_ms)
+    out["why"] = ("no GC pause logged" if longest is None else
+                  f"{len(pauses):,} pauses, {total / 1000:,.2f} s in all; longest {longest[1]:,.1f} ms ({longest[2]})"
+                  + ("" if longest[0] is None else f" at {longest[0]:,.0f} s")
+                  + (f": as long as a stall (over {threshold_ms:,.1f} ms)" if out["flagged"] else ""))
+    return out
+
+
+FLAGS = {"leak": "memory kept growing over the second half",
+         "stall": "the server stopped answering for a while (a window's p99 or max far above the soak's usual p99)",
+         "behind": "the server answered less than the offered rate",
+         "errors": "some requests failed (non-2xx, socket errors, timeouts)",
+         "gc-stall": "a GC pause as long as a stall",
+         "exited": "the stack exited during the soak"}
+
+
+def judge(windows: list, pauses: list, gc_available: bool, gc_why_not: str | None, th: Thresholds,
+          exited: str | None = None) -> dict:
+    soak_s = sum(w["seconds"] for w in windows)
+    lat = latency(windows, th)
+    out = {"thresholds": th.as_dict(), "windows": len(windows), "seconds": soak_s,
+           "memory": memory(windows, th), "latency": lat, "throughput": throughput(windows, th),
+           "errors": errors(windows), "gc": gc(pauses, gc_available, gc_why_not, soak_s, lat["threshold_ms"]),
+           "exited": exited}
+    flags = []
+    if out["memory"]["leak"]:
+        flags.append("leak")
+    if lat["stall"]:
+        flags.append("stall")
+    if out["throughput"]["behind"]:
+        flags.append("behind")
+    if out["errors"]["flagged"]:
+        flags.append("errors")
+    if out["gc"]["flagged"]:
+        flags.append("gc-stall")
+    if exited:
+        flags.append("exited")
+    out["flags"] = flags
+    return out
+
+
+def window_flags(w: dict, threshold_ms: float, th: Thresholds) -> list[str]:
+    """The flags of one window, against the soak's (or, while it runs, the soak-so-far's) threshold."""
+    out = []
+    if is_stall(w, threshold_ms):
+        out.append("stall")
+    if w.get("offered") and (w.get("answered") or 0) < th.behind_fraction * w["offered"]:
+        out.append("behind")
+    if sum((w.get("errors") or {}).values()):
+        out.append("errors")
+    return out

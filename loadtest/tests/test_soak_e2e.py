@@ -1,0 +1,139 @@
+"""`make soak` end to end on small servers made to misbehave (soakserver.py): one that leaks memory
+steadily, one that stalls for a second every few seconds, and a well-behaved one. Each soak is real
+(the harness's pinning, golden cases, oha windows, /proc accounting, results.json and report), only
+short: 12 one-second windows at 400 req/s. Run them alone on a quiet machine (the project runs every
+load-producing test under `flock /tmp/box.lock`).
+
+What each proves: the leak and the stall are flagged with figures of the right size, the
+well-behaved server gets no flag at all; SIGINT in mid-soak keeps the windows measured so far (and
+their report) and leaves no process of the soak behind; `make compare` reads two soaks.
+"""
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from harness import stacks
+from harness.bench import compare, soak, soak_report
+from harness.bench.nginx_ceiling import free_port
+
+TESTS = pathlib.Path(__file__).resolve().parent
+LOADTEST = TESTS.parent
+RATE, WINDOWS = 400, 12
+
+
+def soak_server(port: int | None = None) -> stacks.Stack:
+    return stacks.Stack(name="soakserver", dir=TESTS, language="Python", framework="asyncio (soakserver.py)",
+                        port=port or free_port("127.0.0.1"), build="true",
+                        run=f"exec {sys.executable} soakserver.py", ready_timeout=15)
+
+
+def soak_settings(env: dict, duration: float = WINDOWS) -> soak.SoakSettings:
+    return soak.SoakSettings("soakserver", "hello", env, rate=RATE, duration=duration, window=1, connections=16,
+                             warmup_max=0, progress_s=4, build=False)
+
+
+def run(out: pathlib.Path, env: dict) -> dict:
+    code = soak.run_soak(soak_settings(env), soak_server(), out)
+    doc = soak.read(out)
+    assert code == 0 and doc["complete"], (code, doc.get("refused"), doc.get("exited"))
+    assert len(doc["windows"]) == WINDOWS and all((out / w["raw"]).exists() for w in doc["windows"])
+    assert (out / "report.html").read_text().count("<svg") == 4  # no GC chart: Python has no GC log here
+    return doc
+
+
+@pytest.fixture(scope="module")
+def well(services_up, tmp_path_factory):
+    out = tmp_path_factory.mktemp("soak") / "well"
+    return out, run(out, {})
+
+
+@pytest.fixture(scope="module")
+def leaking(services_up, tmp_path_factory):
+    out = tmp_path_factory.mktemp("soak") / "leak"
+    return out, run(out, {"LEAK_MIB_PER_S": "8"})
+
+
+def test_a_well_behaved_server_gets_no_flag(well):
+    _, doc = well
+    v = doc["verdicts"]
+    assert v["flags"] == [], soak_report.render_md(doc)
+    assert v["throughput"]["fraction"] >= 0.95 and v["errors"]["count"] == 0
+    assert v["memory"]["leak"] is False and v["latency"]["stall"] is False
+    assert v["gc"]["available"] is False and "no GC log" in v["gc"]["why"]
+    assert all(w["rss_bytes"] > 0 and w["server_cpu_s"] > 0 for w in doc["windows"])
+
+
+def test_a_leaking_server_is_flagged_with_its_rate(leaking):
+    _, doc = leaking
+    m = doc["verdicts"]["memory"]
+    assert "leak" in doc["verdicts"]["flags"] and m["leak"]
+    assert 0.5 * 8 * 3600 < m["slope_mib_per_h"] < 1.5 * 8 * 3600, m  # 8 MiB/s
+    assert "stall" not in doc["verdicts"]["flags"]
+
+
+def test_a_stalling_server_is_flagged_where_it_stalled(services_up, tmp_path):
+    doc = run(tmp_path / "stall", {"STALL_EVERY_S": "3", "STALL_MS": "1000"})
+    lat = doc["verdicts"]["latency"]
+    assert "stall" in doc["verdicts"]["flags"] and len(lat["stall_windows"]) >= 2, lat
+    assert lat["worst_window"]["max_ms"] >= 500
+    assert "leak" not in doc["verdicts"]["flags"]
+    for i in lat["stall_windows"]:
+        assert "stall" in doc["windows"][i]["flags"]
+
+
+def test_compare_reads_two_soaks_and_names_the_leak(well, leaking):
+    old, new = compare.load(well[0]), compare.load(leaking[0])
+    rows = {r.label: r.status for r in compare.compare(old, new)["rows"]}
+    assert rows["flag: leak"] == "regression" and rows["RSS over the second half, MiB"] == "regression"
+
+
+DRIVER = '''
+import pathlib, sys
+sys.path.insert(0, sys.argv[1])
+from harness import __main__ as cli
+from harness.bench import soak
+import test_soak_e2e as t
+cli.stop_like_ctrl_c_on_sigterm()
+sys.exit(soak.run_soak(t.soak_settings({}, duration=60), t.soak_server(int(sys.argv[2])), pathlib.Path(sys.argv[3])))
+'''
+
+
+def test_sigint_keeps_what_was_measured_and_stops_every_process(services_up, tmp_path):
+    out, port = tmp_path / "interrupted", free_port("127.0.0.1")
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(TESTS), str(port), str(out)], cwd=LOADTEST,
+                            env={**os.environ, "PYTHONPATH": str(LOADTEST)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if len(soak.read(out)["windows"]) >= 4:
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the soak measured no 4 windows within 30 s")
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, output
+    doc = soak.read(out)
+    assert doc["interrupted"] and not doc["complete"] and 4 <= len(doc["windows"]) < 60
+    assert doc["verdicts"]["windows"] == len(doc["windows"])
+    assert "Interrupted after" in (out / "report.html").read_text() and "interrupted" in output
+    time.sleep(0.5)
+    left = [p for p in psutil.process_iter(["pid", "name", "cmdline", "create_time"])
+            if str(p.info["pid"]) in doc["processes"]
+            and abs(p.info["create_time"] - doc["processes"][str(p.info["pid"])]) < 0.5
+            or (p.info["name"] == "oha" and f":{port}/" in " ".join(p.info["cmdline"] or []))]
+    assert not left, [p.info for p in left]
