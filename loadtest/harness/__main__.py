@@ -26,7 +26,9 @@ def cmd_services_status(args) -> int:
 
 def cmd_list(args) -> int:
     for s in stacks.select(args.stack):
-        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {s.availability()}")
+        declared = f"; declares {len(s.deviations)} known deviation{'s' if len(s.deviations) != 1 else ''}" \
+            if s.deviations else ""
+        print(f"{s.name:14} {s.language:11} {s.framework:40} port {s.port:<6} {s.availability()}{declared}")
     return 0
 
 

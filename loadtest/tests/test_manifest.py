@@ -199,3 +199,16 @@ def test_make_list_says_checked_after_build(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "checked after build (before it: needs fakert >= 2: fakert not found on PATH)" in out
     assert "unavailable: needs nosuchrt >= 2: nosuchrt not found on PATH" in out
+
+
+def test_make_list_says_how_many_deviations_a_stack_declares(tmp_path, monkeypatch, capsys):
+    from harness import __main__ as cli
+    write(tmp_path, "demo", GOOD + DEVIATION)
+    write(tmp_path, "other", GOOD.replace('"demo"', '"other"').replace("19999", "19998"))
+    real_discover = stacks.discover
+    monkeypatch.setattr(stacks, "discover", lambda: real_discover(tmp_path))
+    monkeypatch.setattr(cli, "stop_like_ctrl_c_on_sigterm", lambda: None)
+    assert cli.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("demo ") and lines[0].endswith("available; declares 1 known deviation"), lines
+    assert lines[1].startswith("other ") and "deviation" not in lines[1], lines
