@@ -19,10 +19,19 @@ class Check:
     detail: str = ""
     skipped: bool = False
     stopped_answering: bool = False  # the server answered nothing more, not even GET /hello on a new connection
+    # The manifest's [[deviation]]s this check's cases showed exactly as declared (as dicts). With
+    # known_deviation, they were its only failures: not passed (ok is False), yet not a failure.
+    deviations: list = field(default_factory=list)
+    known_deviation: bool = False
 
     @property
     def label(self) -> str:
-        return "SKIP" if self.skipped else "PASS" if self.ok else "FAIL"
+        return "SKIP" if self.skipped else "PASS" if self.ok else "DEVN" if self.known_deviation else "FAIL"
+
+    @property
+    def accepted(self) -> bool:
+        """Passed, skipped (said so), or failed only as the manifest declares: what lets a stack through."""
+        return self.ok or self.skipped or self.known_deviation
 
 
 @dataclass
@@ -35,6 +44,8 @@ class Target:
     head_timeout_s: float = 2.0   # HEAD_TIMEOUT_MS and IDLE_TIMEOUT_MS the stack was started with
     idle_timeout_s: float = 15.0
     pids: Callable[[], list[int]] | None = None  # the server's processes, for counting descriptors; None: unknown
+    # (check name, case label) -> the manifest's declared deviation (deviations.Deviation)
+    deviations: dict = field(default_factory=dict)
 
     def connect(self, timeout: float = 5.0) -> Connection:
         return Connection(self.host, self.port, timeout)

@@ -217,23 +217,82 @@ def refused(status: int, outcome: Outcome) -> list[str]:
     return problems
 
 
+def observed(outcome: Outcome) -> str:
+    """What a case got, in the words a manifest's [[deviation]] declares it with (deviations.OBSERVED):
+    `NNN` (the only answer, then the connection closed), `NNN open` (the only answer, the connection
+    left open), `close` (closed without an answer), `no answer` (neither). Anything else (several
+    answers, a malformed one) is described in words no declaration can match."""
+    if outcome.problem.startswith("malformed"):
+        return outcome.problem
+    statuses = [str(r.status) for r in outcome.responses]
+    if len(statuses) > 1:
+        return f"{', '.join(statuses)} ({'closed' if outcome.closed else 'left open'})"
+    if not statuses:
+        return "close" if outcome.closed else "no answer"
+    return statuses[0] + ("" if outcome.closed else " open")
+
+
 def _run_cases(name: str, target: Target, cases: list[tuple[str, bytes, list[str] | None, object]],
                limits: Limits) -> Check:
-    failures = []
+    """Every case; a case the stack's manifest declares as a known deviation must fail exactly as
+    declared (then it is listed as one, not as a failure), and a declared case that passes fails."""
+    failures, deviated = [], []
     for label, data, methods, judge in cases:
+        declared = target.deviations.get((name, label))
+        got = None
         try:
             outcome = exchange(target, data, methods, limits)
             problems = judge(outcome)
+            got = observed(outcome)
         except OSError as e:
             problems = [f"{type(e).__name__}: {e}"]
-        if problems:
-            failures.append(f"  {label}: " + "; ".join(problems))
-    return summarize(failures, len(cases), name)
+        if declared is None:
+            if problems:
+                failures.append(f"  {label}: " + "; ".join(problems))
+        elif not problems:
+            failures.append(f"  {label}: declared deviation no longer happens (declared {declared.observed!r}, "
+                            f"the case passes): remove it from the manifest")
+        elif got == declared.observed:
+            deviated.append((declared, problems))
+        else:
+            failures.append(f"  {label}: declared deviation {declared.observed!r}, but observed {got or 'an error'!r}: "
+                            + "; ".join(problems))
+    check = summarize(failures, len(cases), name)
+    if deviated:
+        check.deviations = [d.asdict() for d, _ in deviated]
+        shown = "\n".join(f"  {d.case}: {d.observed} ({'; '.join(p)})\n    why: {d.why}\n    upstream: {d.upstream}"
+                          for d, p in deviated)
+        if failures:
+            check.detail += f"\nand {len(deviated)} known deviation(s), as declared:\n{shown}"
+        else:
+            check.ok, check.known_deviation = False, True
+            check.detail = (f"{len(cases) - len(deviated)} of {len(cases)} as the contract says; {len(deviated)} "
+                            f"known deviation(s), as declared in the manifest:\n{shown}")
+    return check
+
+
+def waivable(limits: Limits = LIMITS) -> dict[str, list[str]]:
+    """The checks whose cases a manifest may declare as known deviations, with their case labels:
+    the protocol-hygiene checks made of single exchanges. The others (time limits, backpressure,
+    descriptors, many connections) have no single observed answer to declare."""
+    return {SIZES: [c[0] for c in _size_cases(None, limits)],
+            FRAMING: [c[0] for c in _framing_cases(None, limits)],
+            BODIES: [c[0] for c in _body_cases(None, limits)]}
 
 
 # ---------------------------------------------------------------- sizes
 
+SIZES = "sizes (served to 8 KiB; 414 and 431 beyond the limits)"
+FRAMING = "framing (RFC 9112: 400 and close)"
+BODIES = "request bodies (discarded or closed, never read as a request)"
+
+
 def check_sizes(target: Target, limits: Limits = LIMITS) -> list[Check]:
+    return [_run_cases(SIZES, target, _size_cases(target, limits), limits)]
+
+
+def _size_cases(target: Target | None, limits: Limits) -> list:
+    """(label, bytes, methods, judge) per case; `target` is used only when a judge runs."""
     def ok(case_name):
         return lambda o: served(target, case_name, o)
 
@@ -241,7 +300,7 @@ def check_sizes(target: Target, limits: Limits = LIMITS) -> list[Check]:
         return lambda o: refused(status, o)
 
     query = request_head("/redis?id=3&pad=" + "a" * 2048)
-    cases = [
+    return [
         ("a 4 KB cookie", request_head("/hello", [("Cookie", "c=" + "a" * 4094)]), None, ok("hello")),
         ("a 2 KB query string on /redis", query, None, ok("redis id=3")),
         (f"a {limits.served_head}-byte head in one header line", padded_head(limits.served_head), None, ok("hello")),
@@ -257,7 +316,6 @@ def check_sizes(target: Target, limits: Limits = LIMITS) -> list[Check]:
          no(REFUSED["head"])),
         ("a 64 KiB head in 32 header lines", padded_head(64 << 10, lines=32), None, no(REFUSED["head"])),
     ]
-    return [_run_cases("sizes (served to 8 KiB; 414 and 431 beyond the limits)", target, cases, limits)]
 
 
 # ---------------------------------------------------------------- framing
@@ -266,6 +324,10 @@ SMUGGLED = request_head("/nope")  # answered only by a server that read a body a
 
 
 def check_framing(target: Target, limits: Limits = LIMITS) -> list[Check]:
+    return [_run_cases(FRAMING, target, _framing_cases(target, limits), limits)]
+
+
+def _framing_cases(target: Target | None, limits: Limits) -> list:
     bad = lambda o: refused(REFUSED["framing"], o)
 
     def with_headers(*headers: tuple[str, str], method="GET", body=b""):
@@ -290,7 +352,7 @@ def check_framing(target: Target, limits: Limits = LIMITS) -> list[Check]:
         return served(target, "hello", o)
 
     chunked_then_smuggle = b"0\r\n\r\n" + SMUGGLED
-    cases = [
+    return [
         ("two different Content-Length values", with_headers(("Content-Length", "0"), ("Content-Length", "5"),
                                                             body=b"hello"), None, bad),
         ("Content-Length: abc", with_headers(("Content-Length", "abc")), None, bad),
@@ -307,11 +369,14 @@ def check_framing(target: Target, limits: Limits = LIMITS) -> list[Check]:
          with_headers(("Transfer-Encoding", "chunked"), ("Content-Length", str(len(chunked_then_smuggle))),
                       method="POST", body=chunked_then_smuggle), ["POST"], te_and_cl),
     ]
-    return [_run_cases("framing (RFC 9112: 400 and close)", target, cases, limits)]
 
 
 def check_bodies(target: Target, limits: Limits = LIMITS) -> list[Check]:
     """A body is read and discarded or the connection closed after the answer; never read as a request."""
+    return [_run_cases(BODIES, target, _body_cases(target, limits), limits)]
+
+
+def _body_cases(target: Target | None, limits: Limits) -> list:
     def then_hello(first_case: str):
         def judge(o: Outcome) -> list[str]:
             if o.problem or not o.responses:
@@ -332,7 +397,7 @@ def check_bodies(target: Target, limits: Limits = LIMITS) -> list[Check]:
     hello = request_head("/hello")
     chunk = f"{len(SMUGGLED):x}\r\n".encode() + SMUGGLED + b"\r\n0\r\n\r\n"
     big = b"x" * (64 << 10)
-    cases = [
+    return [
         ("POST /hello with a Content-Length body that looks like a request",
          request_head("/hello", [("Content-Length", str(len(SMUGGLED)))], "POST") + SMUGGLED + hello,
          ["POST", "GET"], then_hello("POST hello")),
@@ -346,7 +411,6 @@ def check_bodies(target: Target, limits: Limits = LIMITS) -> list[Check]:
          request_head("/sleep", [("Content-Length", str(len(big)))], "PUT") + big + hello,
          ["PUT", "GET"], then_hello("PUT sleep")),
     ]
-    return [_run_cases("request bodies (discarded or closed, never read as a request)", target, cases, limits)]
 
 
 # ---------------------------------------------------------------- time

@@ -15,13 +15,14 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 
-from . import procstats, toolchains
+from . import deviations as deviations_, procstats, toolchains
 from .config import LOG_DIR, ROOT, RUN_DIR, settings
 
 MANIFEST = "stack.toml"
 REQUIRED = {"name": str, "language": str, "framework": str, "port": int, "build": str, "run": str}
 OPTIONAL = {"description": str, "requires": list, "apt": list, "setup": str, "check": str,
-            "ready_timeout": int, "toolchain": dict, "versions": str, "stall_dump": str, "path": list}
+            "ready_timeout": int, "toolchain": dict, "versions": str, "stall_dump": str, "path": list,
+            "deviation": list}
 STOP_TIMEOUT = 15.0
 COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -72,6 +73,7 @@ class Stack:
     versions: str = ""
     stall_dump: str = ""
     path: list = field(default_factory=list)
+    deviations: list = field(default_factory=list)  # [[deviation]]: deviations.Deviation, validated
 
     @property
     def own_dirs(self) -> list[str]:
@@ -156,13 +158,16 @@ def parse(path) -> Stack:
             problems.append(f"'{key}' must be a {OPTIONAL[key].__name__}")
     if not problems:
         problems += _toolchain_problems(data.get("toolchain", {})) + _path_problems(data.get("path", []))
+    declared, bad = deviations_.parse(data.pop("deviation", []))
+    if not problems:
+        problems += bad
     if not problems and data["name"] != path.parent.name:
         problems.append(f"name '{data['name']}' must equal the directory name '{path.parent.name}'")
     if not problems and not 1024 <= data["port"] <= 65535:
         problems.append(f"port {data['port']} must be between 1024 and 65535")
     if problems:
         raise ManifestError(f"{path}: " + "; ".join(problems))
-    return Stack(dir=path.parent, **data)
+    return Stack(dir=path.parent, deviations=declared, **data)
 
 
 def _toolchain_problems(toolchain: dict) -> list[str]:

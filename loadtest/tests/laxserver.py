@@ -28,6 +28,8 @@ FAULTS = {
     "bad_name_chars": "accepts spaces and control bytes in field names",
     "length_over_chunked": "frames a request with both Transfer-Encoding and Content-Length by Content-Length",
     "body_ignored": "does not read request bodies: they are parsed as the next request",
+    "fractional_length": "reads Content-Length: 1.5 as 1 and waits for that byte of body, answering 408 after "
+                         "HEAD_TIMEOUT_MS (what Swoole 6.2.2's reactor does)",
     "no_head_timeout": "waits for a head forever",
     "blocking": "handles one connection at a time (a trickling client blocks everyone)",
     "no_idle_timeout": "keeps idle connections forever",
@@ -157,6 +159,8 @@ class Server:
             return 0
         if self.fault == "first_length":
             return int(lengths[0]) if lengths[0].isdigit() else 0
+        if self.fault == "fractional_length" and re.fullmatch(r"\d+\.\d+", lengths[-1]):
+            return int(float(lengths[-1]))
         if len(set(lengths)) > 1 or not lengths[0].isdigit():
             raise Refuse(400)
         return int(lengths[0])
@@ -211,7 +215,12 @@ class Server:
         if length == "chunked" and self.fault == "length_over_chunked":
             length = 0
         try:
-            rest = await self.skip_body(reader, rest, length)
+            wait = self.head_timeout if self.fault == "fractional_length" else None
+            rest = await asyncio.wait_for(self.skip_body(reader, rest, length), wait)
+        except (TimeoutError, asyncio.TimeoutError):
+            writer.write(response(408, ERRORS[408], close=True))
+            await writer.drain()
+            return b"", False
         except EOFError:
             return b"", False
         path, _, query = target.partition("?")

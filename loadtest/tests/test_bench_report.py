@@ -8,7 +8,7 @@ from html import unescape
 
 import pytest
 
-from harness.bench import report_md, results, run
+from harness.bench import report_html, report_md, results, run
 
 FIX = pathlib.Path(__file__).with_name("fixtures")
 
@@ -23,8 +23,8 @@ def test_reports_render_from_a_recorded_results_json(tmp_path):
         assert f"## /{endpoint}" in md and f"<h2>/{endpoint}</h2>" in html
     assert "of ceiling" in md and "knee" in md
     assert html.count("<svg") >= 4
-    # self-contained: nothing fetched from anywhere when opened offline
-    assert not re.search(r'(src|href)=["\']?https?:', html)
+    # self-contained: nothing fetched from anywhere when opened offline (a link, <a href>, fetches nothing)
+    assert not re.search(r'<(?!a\s)[^>]*\b(src|href)=["\']?https?:', html)
     assert "<script" not in html and "<link" not in html
     for stack in doc["stacks"]:
         assert stack["name"] in html
@@ -44,6 +44,52 @@ def test_an_unavailable_or_failed_stack_is_listed_with_its_reason(tmp_path):
     assert "| php-swoole | unavailable | ext-swoole not loaded |" in md
     assert "| broken | failed | verification: golden responses" in md
     assert "php-swoole" in report_md.summary_table(doc)
+
+
+@pytest.fixture
+def with_deviations():
+    """results-three-stacks.json with php-fpm's verify entry replaced by one with three declared
+    deviations (fixtures/verify-deviations.json)."""
+    doc = json.loads((FIX / "results-three-stacks.json").read_text())
+    for name, entry in json.loads((FIX / "verify-deviations.json").read_text()).items():
+        next(x for x in doc["stacks"] if x["name"] == name)["verify"] = entry
+    return doc
+
+
+def test_a_stack_verified_with_known_deviations_is_marked_next_to_its_figures_and_its_deviations_listed(
+        tmp_path, with_deviations):
+    (tmp_path / "results.json").write_text(json.dumps(with_deviations))
+    run.render(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    overview = md.split("## Overview")[1].split("## Share of the bound")[0]
+    assert "| php-fpm † | " in overview and "| node-cluster | " in overview and "| java-netty | " in overview
+    assert "† = verified with known deviations (below)" in overview
+    assert "- **php-fpm** †, 3 known deviations:" in overview
+    assert ("  - framing (RFC 9112: 400 and close): *Content-Length: 1.5*: answers 408, then closes the connection "
+            "(408). Swoole's reactor frames the body with strtoull() before llhttp sees the head Upstream: "
+            "https://github.com/swoole/swoole-src/pull/2062") in overview, overview
+    assert overview.count("  - sizes (served to 8 KiB; 414 and 431 beyond the limits): *a ") == 2
+    # every table that names the stack marks it; never as passed: the count excludes the deviated checks
+    for section in ("## Share of the bound", "## Efficiency", "## /hello", "## /redis"):
+        assert "| php-fpm † |" in md.split(section)[1].split("\n## ")[0], section
+    assert "| php-fpm † | benchmarked | verified (24 checks passed, 2 with 3 known deviations †) |" in md
+    assert "### php-fpm †\n" in md and "† Verified with 3 known deviations: *a request line of 64 KiB* 400" in md
+    assert "node-cluster †" not in md and "java-netty †" not in md
+    assert "† = verified with known deviations: php-fpm: 3 cases" in report_md.summary_table(with_deviations)
+    assert "  php-fpm †" in report_md.summary_table(with_deviations)
+    # the HTML: the same marker and list, the upstream bug a link
+    assert html.count("php-fpm †") >= 8, html.count("php-fpm †")
+    assert '<li><b>php-fpm</b> †, 3 known deviations:<ul><li>sizes' in html
+    assert 'Upstream: <a href="https://github.com/swoole/swoole-src/pull/2062">' in html
+    assert "verified (24 checks passed, 2 with 3 known deviations †)" in html
+
+
+def test_a_results_json_without_deviations_marks_nothing(tmp_path):
+    doc = json.loads((FIX / "results-three-stacks.json").read_text())
+    md, html = report_md.render(doc), report_html.render(doc)
+    assert "†" not in md and "†" not in html and "†" not in report_md.summary_table(doc)
+    assert "| php-fpm | benchmarked | verified (26 checks passed) |" in md
 
 
 def test_a_results_json_of_another_schema_version_is_refused(tmp_path):

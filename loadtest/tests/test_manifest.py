@@ -14,6 +14,15 @@ build = "true"
 run = "exec sleep 60"
 '''
 
+DEVIATION = '''
+[[deviation]]
+check = "framing (RFC 9112: 400 and close)"
+case = "Content-Length: 1.5"
+observed = "408"
+why = "Swoole's reactor frames the body with strtoull() before llhttp sees the head"
+upstream = "https://github.com/swoole/swoole-src/pull/2062"
+'''
+
 
 def write(tmp_path, name, text):
     d = tmp_path / name
@@ -43,11 +52,50 @@ def test_discovers_every_directory_with_a_manifest(tmp_path):
     (GOOD + 'path = ["/usr/local/go/bin"]\n', "must be a directory inside the stack"),
     (GOOD + 'path = ["../other/bin"]\n', "must be a directory inside the stack"),
     ("name = [", "not valid TOML"),
+    (GOOD + 'deviation = "none"\n', "'deviation' must be a list"),
+    (GOOD + DEVIATION.replace('check = "framing (RFC 9112: 400 and close)"', 'check = "golden responses"'),
+     "check 'golden responses' may not be declared as a deviation: only the cases of these protocol-hygiene checks"),
+    (GOOD + DEVIATION.replace("framing (RFC 9112: 400 and close)", "framing"), "check 'framing' may not be declared"),
+    (GOOD + DEVIATION.replace('check = "framing (RFC 9112: 400 and close)"', 'check = "head timeout (64 clients '
+                                                                              'trickling a head)"'),
+     "may not be declared as a deviation"),
+    (GOOD + DEVIATION.replace("Content-Length: 1.5", "Content-Length: 2.5"),
+     "'framing (RFC 9112: 400 and close)' has no case 'Content-Length: 2.5' (its cases: 'two different"),
+    (GOOD + DEVIATION.replace('observed = "408"', 'observed = "timeout"'), "observed 'timeout' is none of"),
+    (GOOD + DEVIATION.replace('observed = "408"', 'observed = 408'), "'observed' must be a non-empty string"),
+    (GOOD + DEVIATION.replace('observed = "408"', 'observed = "408 closed"'), "observed '408 closed' is none of"),
+    (GOOD + DEVIATION.replace('why = "', 'reason = "'), "unknown field 'reason'"),
+    (GOOD + DEVIATION.replace('why = "', '# why = "'), "[[deviation]] 1: missing 'why'"),
+    (GOOD + DEVIATION.replace('why = "Swoole', 'why = "').replace('why = "', 'why = " "#'), "'why' must be a non-empty"),
+    (GOOD + DEVIATION.replace('upstream = "', '# upstream = "'), "missing 'upstream'"),
+    (GOOD + DEVIATION.replace("https://github.com/swoole/swoole-src/pull/2062", "swoole-src#2062"),
+     "upstream 'swoole-src#2062' must be the URL of the upstream issue or pull request"),
+    (GOOD + DEVIATION + DEVIATION, "[[deviation]] 2: 'Content-Length: 1.5' of 'framing (RFC 9112: 400 and close)' "
+                                   "is declared twice"),
 ])
 def test_bad_manifests_are_explained(tmp_path, text, message):
     write(tmp_path, "demo", text)
-    with pytest.raises(stacks.ManifestError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(stacks.ManifestError, match=re.escape(message)):
         stacks.discover(tmp_path)
+
+
+def test_declared_deviations_are_read(tmp_path):
+    text = GOOD + DEVIATION + DEVIATION.replace("framing (RFC 9112: 400 and close)", "sizes (served to 8 KiB; 414 "
+                                                "and 431 beyond the limits)").replace(
+        "Content-Length: 1.5", "a request line of 64 KiB").replace('"408"', '"400 open"')
+    d = write(tmp_path, "demo", text)
+    stack = stacks.parse(d / "stack.toml")
+    assert [(x.check, x.case, x.observed) for x in stack.deviations] == [
+        ("framing (RFC 9112: 400 and close)", "Content-Length: 1.5", "408"),
+        ("sizes (served to 8 KiB; 414 and 431 beyond the limits)", "a request line of 64 KiB", "400 open")]
+    assert stack.deviations[0].upstream == "https://github.com/swoole/swoole-src/pull/2062"
+    assert stacks.parse(write(tmp_path, "plain", GOOD.replace('"demo"', '"plain"')) / "stack.toml").deviations == []
+
+
+def test_every_stack_in_the_repository_declares_only_valid_deviations():
+    for stack in stacks.discover():  # a ManifestError here names the stack and the problem
+        for d in stack.deviations:
+            assert d.why.strip() and d.upstream.startswith("http"), (stack.name, d)
 
 
 def test_two_stacks_on_one_port_are_refused(tmp_path):
@@ -151,3 +199,16 @@ def test_make_list_says_checked_after_build(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "checked after build (before it: needs fakert >= 2: fakert not found on PATH)" in out
     assert "unavailable: needs nosuchrt >= 2: nosuchrt not found on PATH" in out
+
+
+def test_make_list_says_how_many_deviations_a_stack_declares(tmp_path, monkeypatch, capsys):
+    from harness import __main__ as cli
+    write(tmp_path, "demo", GOOD + DEVIATION)
+    write(tmp_path, "other", GOOD.replace('"demo"', '"other"').replace("19999", "19998"))
+    real_discover = stacks.discover
+    monkeypatch.setattr(stacks, "discover", lambda: real_discover(tmp_path))
+    monkeypatch.setattr(cli, "stop_like_ctrl_c_on_sigterm", lambda: None)
+    assert cli.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("demo ") and lines[0].endswith("available; declares 1 known deviation"), lines
+    assert lines[1].startswith("other ") and "deviation" not in lines[1], lines

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness import protocol, stacks
+from harness import deviations, protocol, stacks
 from harness.bench.nginx_ceiling import free_port
 from harness.checking import Target
 
@@ -46,6 +46,7 @@ CAUGHT_BY = [
     ("bad_name_chars", "framing"),
     ("length_over_chunked", "framing"),
     ("body_ignored", "bodies"),
+    ("fractional_length", "framing"),
     ("no_head_timeout", "head_timeout"),
     ("blocking", "head_timeout"),
     ("no_idle_timeout", "idle_timeout"),
@@ -79,9 +80,10 @@ def lax_server(fault: str, limits: protocol.Limits):
         proc.wait()
 
 
-def run(fault: str, check: str):
+def run(fault: str, check: str, declared: list[deviations.Deviation] = ()):
     fn, limits = CHECKS[check]
     with lax_server(fault, limits) as target:
+        target.deviations = deviations.by_case(list(declared))
         return fn(target, limits)
 
 
@@ -119,3 +121,76 @@ def test_a_refusal_whose_body_ends_with_the_close_counts_as_closed():
     target = Target("bare", "127.0.0.1", listener.getsockname()[1], services=set())
     outcome = protocol.exchange(target, protocol.request_head("/hello", [("Content-Length", "abc")]))
     assert protocol.refused(400, outcome) == [], outcome
+
+
+# ---------------------------------------------------------------- declared deviations (manifest [[deviation]])
+
+def deviation(case: str, observed: str, check: str = protocol.FRAMING) -> deviations.Deviation:
+    return deviations.Deviation(check, case, observed, why="the reactor frames the body before the parser sees it",
+                                upstream="https://github.com/swoole/swoole-src/pull/2062")
+
+
+FRACTIONAL = deviation("Content-Length: 1.5", "408")
+
+
+def test_a_declared_deviation_that_happens_as_declared_is_a_known_deviation_not_a_pass():
+    (check,) = run("fractional_length", "framing", [FRACTIONAL])
+    assert check.label == "DEVN" and not check.ok and check.known_deviation and check.accepted, check.detail
+    assert check.deviations == [FRACTIONAL.asdict()]
+    assert "11 of 12 as the contract says; 1 known deviation(s)" in check.detail, check.detail
+    for shown in ("Content-Length: 1.5: 408", "status 408, expected 400", FRACTIONAL.why, FRACTIONAL.upstream):
+        assert shown in check.detail, (shown, check.detail)
+
+
+def test_the_same_fault_undeclared_fails():
+    (check,) = run("fractional_length", "framing")
+    assert check.label == "FAIL" and not check.accepted and not check.deviations
+    assert "Content-Length: 1.5: status 408, expected 400" in check.detail, check.detail
+
+
+def test_a_declared_deviation_that_no_longer_happens_fails():
+    (check,) = run("none", "framing", [FRACTIONAL])
+    assert check.label == "FAIL" and not check.accepted, check.detail
+    assert ("Content-Length: 1.5: declared deviation no longer happens (declared '408', the case passes): "
+            "remove it from the manifest") in check.detail, check.detail
+
+
+def test_a_declared_deviation_that_happens_otherwise_fails():
+    (check,) = run("fractional_length", "framing", [deviation("Content-Length: 1.5", "close")])
+    assert check.label == "FAIL" and not check.accepted, check.detail
+    assert "Content-Length: 1.5: declared deviation 'close', but observed '408': status 408" in check.detail
+
+
+def test_a_declaration_does_not_hide_the_other_failing_cases():
+    """space_before_colon serves both whitespace cases; declaring one leaves the other a failure."""
+    declared = deviation("whitespace before a colon (X-Probe : 1)", "200 open")
+    (check,) = run("space_before_colon", "framing", [declared])
+    assert check.label == "FAIL" and not check.accepted, check.detail
+    assert "whitespace before a colon (Content-Length : 0): status 200, expected 400" in check.detail
+    assert check.deviations == [declared.asdict()] and "and 1 known deviation(s), as declared" in check.detail
+
+
+def test_every_case_of_a_check_may_be_declared_only_by_its_exact_observed():
+    (check,) = run("space_before_colon", "framing", [deviation("whitespace before a colon (X-Probe : 1)", "200 open"),
+                                                     deviation("whitespace before a colon (Content-Length : 0)",
+                                                               "200 open")])
+    assert check.label == "DEVN", check.detail
+    (check,) = run("space_before_colon", "framing", [deviation("whitespace before a colon (X-Probe : 1)", "200"),
+                                                     deviation("whitespace before a colon (Content-Length : 0)",
+                                                               "200 open")])
+    assert check.label == "FAIL" and "declared deviation '200', but observed '200 open'" in check.detail
+
+
+@pytest.mark.parametrize("responses, closed, problem, expected", [
+    ([400], True, "", "400"),
+    ([408], False, "", "408 open"),
+    ([], True, "", "close"),
+    ([], False, "no response within 5.0s", "no answer"),
+    ([200, 404], True, "", "200, 404 (closed)"),
+    ([], False, "malformed response: boom", "malformed response: boom"),
+])
+def test_the_observed_vocabulary(responses, closed, problem, expected):
+    from harness.http_client import Response
+    outcome = protocol.Outcome([Response(status, [], b"", "1.1") for status in responses], closed, problem)
+    assert protocol.observed(outcome) == expected
+    assert bool(deviations.OBSERVED.match(expected)) == (len(responses) < 2 and not problem.startswith("malformed"))

@@ -1,11 +1,13 @@
 """Every verifier check passes against a correct stack and fails against the fault it guards against."""
 import functools
+import json
+import pathlib
 import sys
 
 import pytest
 
 from brokenproxy import BrokenProxy
-from harness import stacks, verify
+from harness import protocol, stacks, verify
 from harness.bench.nginx_ceiling import free_port
 
 only = functools.partial  # readability: a check narrowed to one backend
@@ -120,3 +122,54 @@ def test_a_hung_stack_fails_verification_and_shows_its_stall_dump(services_up, t
     dump = out.split("(stall_dump):")[1]
     assert "stalled server pid " in dump and "State:\tS (sleeping)" in dump, dump
     assert "last lines of" in out
+
+
+# ---------------------------------------------------------------- declared deviations, end to end
+
+LAX = pathlib.Path(__file__).with_name("laxserver.py")
+FRACTIONAL = '''
+[[deviation]]
+check = "framing (RFC 9112: 400 and close)"
+case = "Content-Length: 1.5"
+observed = "408"
+why = "the server reads 1.5 as 1 and waits for that byte of body"
+upstream = "https://github.com/swoole/swoole-src/pull/2062"
+'''
+
+
+@pytest.mark.parametrize("fault, declared, accepted, line", [
+    ("fractional_length", FRACTIONAL, True,
+     "VERIFIED WITH KNOWN DEVIATIONS; 1 passed, 1 with known deviations (1 case), 0 failed, 0 skipped"),
+    ("none", FRACTIONAL, False, "FAILED; 1 passed, 1 failed, 0 skipped"),                       # no longer happens
+    ("fractional_length", FRACTIONAL.replace('"408"', '"close"'), False, "FAILED; 1 passed, 1 failed, 0 skipped"),
+    ("fractional_length", "", False, "FAILED; 1 passed, 1 failed, 0 skipped"),                  # undeclared
+], ids=["as-declared", "no-longer-happens", "otherwise", "undeclared"])
+def test_verify_accepts_a_stack_only_for_its_deviations_as_declared(services_up, tmp_path, capsys, fault, declared,
+                                                                     accepted, line):
+    """The laxserver as a stack (its manifest declaring Content-Length: 1.5 or not), verified on the
+    framing and sizes checks: what `make verify` prints, its exit status and .run/verify/<stack>.json."""
+    d = tmp_path / "laxserver"
+    d.mkdir()
+    port = free_port("127.0.0.1")
+    (d / "stack.toml").write_text(
+        f'name = "laxserver"\nlanguage = "Python"\nframework = "none"\nport = {port}\nbuild = "true"\n'
+        f'run = "exec {sys.executable} {LAX} $PORT {fault} $HEAD_TIMEOUT_MS $IDLE_TIMEOUT_MS"\n' + declared)
+    verdicts = verify.verify_all([stacks.parse(d / "stack.toml")], build_first=False,
+                                 checks=[protocol.check_framing, protocol.check_sizes])
+    out = capsys.readouterr().out
+    assert bool(verdicts) is accepted, out  # cmd_verify: exit 0 exactly when accepted
+    assert f"=> laxserver: {line}" in out, out
+    saved = json.loads(verify.result_path("laxserver").read_text())
+    assert saved["ok"] is accepted
+    if accepted:
+        assert "  DEVN  framing (RFC 9112: 400 and close): 11 of 12 as the contract says" in out, out
+        assert "    why: the server reads 1.5 as 1" in out and "upstream: https://github.com/swoole/swoole-src/pull/2062" in out
+        assert "laxserver      verified with 1 known deviation: Content-Length: 1.5 -> 408" in out, out
+        assert verdicts.deviations["laxserver"] == saved["deviations"] == [{
+            "check": "framing (RFC 9112: 400 and close)", "case": "Content-Length: 1.5", "observed": "408",
+            "why": "the server reads 1.5 as 1 and waits for that byte of body",
+            "upstream": "https://github.com/swoole/swoole-src/pull/2062"}]
+        assert [c["known_deviation"] for c in saved["checks"]] == [True, False]
+    else:
+        assert "  FAIL  framing" in out and "DEVN" not in out and saved["deviations"] == [], out
+        assert not verdicts.deviations

@@ -203,6 +203,29 @@ evenly spaced; y: log scale), one line per stack at the stated fraction of that 
 legend); a dashed line is a run that fell behind its rate, ⚑ a flagged run.</p>"""
 
 
+def link(url: str) -> str:
+    """An upstream link; only http(s) URLs (the manifest's validation) become anchors."""
+    if url.startswith(("https://", "http://")):
+        return f'<a href="{esc(url)}">{esc(url)}</a>'
+    return esc(url)
+
+
+def deviations_html(doc) -> str:
+    """The stacks verified with known deviations, each case with what it does, why, and its upstream bug."""
+    items = report_md.deviation_items(doc)
+    if not items:
+        return ""
+    text = esc(report_md.DEVIATIONS_TEXT).replace("`stack.toml`", "<code>stack.toml</code>")
+    out = [f"<p class='note'>{text}</p><ul>"]
+    for name, known in items:
+        out.append(f"<li><b>{esc(name)}</b> {report_md.DEVIATION_MARK}, {len(known)} known deviation"
+                   f"{'s' if len(known) != 1 else ''}:<ul>" + "".join(
+                       f"<li>{esc(d['check'])}: <i>{esc(d['case'])}</i>: {esc(report_md.observed_text(d['observed']))} "
+                       f"(<code>{esc(d['observed'])}</code>). {esc(d['why'])} Upstream: {link(d['upstream'])}</li>"
+                       for d in known) + "</ul></li>")
+    return "".join(out) + "</ul>"
+
+
 def render(doc) -> str:
     md_head = report_md.render(doc).split("## Overview")[0]
     bullets = [line[2:] for line in md_head.splitlines() if line.startswith("- ")]
@@ -213,12 +236,15 @@ def render(doc) -> str:
         parts.append('<p class="flag">This run did not complete: what follows is what it finished.</p>')
     parts.append("<ul>" + "".join(f"<li>{esc(b).replace('`', '')}</li>" for b in bullets) + "</ul>")
     parts.append(HOW_TO_READ)
+    marked = report_md.deviation_items(doc)
     parts.append("<h2>Overview</h2><p class='note'>Best closed-loop req/s per stack and endpoint (median of the repeats), "
-                 "in brackets its share of the ceiling at the same concurrency; ⚑ = a flagged run.</p>"
-                 + html_table(["stack"] + [f"/{e}" for e in report_md.endpoints(doc)], report_md.overview_rows(doc), numbers=True))
+                 "in brackets its share of the ceiling at the same concurrency; ⚑ = a flagged run"
+                 + (f"; {report_md.DEVIATION_MARK} = verified with known deviations (below)" if marked else "") + ".</p>"
+                 + html_table(["stack"] + [f"/{e}" for e in report_md.endpoints(doc)], report_md.overview_rows(doc), numbers=True)
+                 + deviations_html(doc))
     parts.append("<h2>Stacks</h2>" + html_table(["stack", "status", "detail"],
-                 [[x["name"], x.get("status", "?"), x.get("reason") or
-                   (f"verified ({x['verify']['passed']} checks)" if x.get("verify") else "")] for x in doc["stacks"]]))
+                 [[report_md.stack_name(x), x.get("status", "?"), x.get("reason") or report_md.verify_detail(x)]
+                  for x in doc["stacks"]]))
     header, rows = report_md.bound_matrix(doc)
     if rows:
         parts.append("<h2>Share of the bound</h2><p class='note'>Data endpoints: headline req/s / (1 / (1/hello + "
@@ -246,7 +272,13 @@ def render(doc) -> str:
                          + html_table(["stack"] + [str(c) for c in doc["settings"]["concurrency"]], sweep))
     parts.append("<h2>Per stack</h2>")
     for x in report_md.benchmarked(doc):
-        parts.append(f"<h3>{esc(x['name'])}</h3>" + html_table(report_md.stack_header(doc), report_md.stack_rows(doc, x)))
+        parts.append(f"<h3>{esc(report_md.stack_name(x))}</h3>"
+                     + html_table(report_md.stack_header(doc), report_md.stack_rows(doc, x)))
+        if known := report_md.deviations_of(x):
+            parts.append(f"<p class='note'>{report_md.DEVIATION_MARK} Verified with {len(known)} known deviation"
+                         f"{'s' if len(known) != 1 else ''}: " + "; ".join(
+                             f"<i>{esc(d['case'])}</i> {esc(d['observed'])} ({link(d['upstream'])})" for d in known)
+                         + "</p>")
     parts.append("<h2>Ceilings</h2>" + html_table(
         ["endpoint", "conns", "req/s", "how"],
         [[c["endpoint"], c["connections"], report_md.fmt_rps(c.get("throughput_rps")), f"{c['tool']}: {c.get('method', '')}"]

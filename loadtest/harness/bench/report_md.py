@@ -43,6 +43,59 @@ def fmt_eff(v) -> str:
     return "–" if v is None else (f"{v:,.0f}" if v >= 100 else f"{v:.3g}")
 
 
+DEVIATION_MARK = "†"  # a stack verified with known deviations its manifest declares (listed in the report)
+OBSERVED_MEANING = {"close": "closes the connection without an answer",
+                    "no answer": "neither answers nor closes the connection"}
+
+
+def deviations_of(x: dict) -> list[dict]:
+    """The declared deviations a stack's verification showed (results.json: verify.deviations)."""
+    return (x.get("verify") or {}).get("deviations") or []
+
+
+def stack_name(x: dict) -> str:
+    """A stack's name in a table: marked when it was verified with known deviations."""
+    return x["name"] + (f" {DEVIATION_MARK}" if deviations_of(x) else "")
+
+
+def observed_text(observed: str) -> str:
+    if observed in OBSERVED_MEANING:
+        return OBSERVED_MEANING[observed]
+    status, _, keeps = observed.partition(" ")
+    return f"answers {status}, then " + ("keeps the connection open" if keeps else "closes the connection")
+
+
+def verify_detail(x: dict) -> str:
+    v = x.get("verify")
+    if not v:
+        return ""
+    known = deviations_of(x)
+    checks = sorted({d["check"] for d in known})
+    return (f"verified ({v['passed']} checks passed" + (
+        f", {len(checks)} with {len(known)} known deviation{'s' if len(known) != 1 else ''} {DEVIATION_MARK}"
+        if known else "") + ")")
+
+
+DEVIATIONS_TEXT = (f"{DEVIATION_MARK} = verified with known deviations: protocol-hygiene cases the stack's framework "
+                   "answers otherwise whatever its settings, declared in the stack's `stack.toml` with their upstream "
+                   "bug, and seen during its verification exactly as declared (any other failure would have kept it "
+                   "out of the benchmark). They are not passes:")
+
+
+def deviation_items(doc) -> list[tuple[str, list[dict]]]:
+    """(stack name, its deviations) for every stack in the run that has some."""
+    return [(x["name"], deviations_of(x)) for x in doc["stacks"] if deviations_of(x)]
+
+
+def deviation_lines(doc) -> list[str]:
+    out = []
+    for name, known in deviation_items(doc):
+        out.append(f"- **{name}** {DEVIATION_MARK}, {len(known)} known deviation{'s' if len(known) != 1 else ''}:")
+        out += [f"  - {d['check']}: *{d['case']}*: {observed_text(d['observed'])} ({d['observed']}). "
+                f"{d['why']} Upstream: {d['upstream']}" for d in known]
+    return [DEVIATIONS_TEXT, "", *out, ""] if out else []
+
+
 def benchmarked(doc) -> list[dict]:
     return [s for s in doc["stacks"] if s.get("endpoints")]
 
@@ -100,7 +153,7 @@ def endpoint_rows(doc, endpoint: str) -> list[list[str]]:
     for s in benchmarked(doc):
         cells = measured_cells(doc, s, endpoint)
         if cells:
-            rows.append([s["name"], *cells])
+            rows.append([stack_name(s), *cells])
     return rows
 
 
@@ -135,7 +188,7 @@ def sweep_rows(doc, endpoint: str) -> list[list[str]]:
         ep = s["endpoints"].get(endpoint)
         if ep:
             by_c = {r["connections"]: r.get("throughput_rps") for r in ep["sweep"]}
-            rows.append([s["name"]] + [fmt_rps(by_c.get(c)) + (" ◆" if c == ep["knee_connections"] else "")
+            rows.append([stack_name(s)] + [fmt_rps(by_c.get(c)) + (" ◆" if c == ep["knee_connections"] else "")
                                        for c in levels])
     return rows
 
@@ -158,7 +211,7 @@ def overview_rows(doc) -> list[list[str]]:
     """Stacks x endpoints: the headline median, its share of the ceiling, and a mark when flagged."""
     rows = []
     for x in benchmarked(doc):
-        row = [x["name"]]
+        row = [stack_name(x)]
         for e in endpoints(doc):
             ep = x["endpoints"].get(e)
             if not ep:
@@ -192,7 +245,7 @@ EFFICIENCY_TEXT = (
 def bound_matrix(doc) -> tuple[list[str], list[list[str]]]:
     """Stacks x data endpoints: the share of the bound (header, rows)."""
     eps = [e for e in endpoints(doc) if e in results.DATA_ENDPOINTS]
-    rows = [[x["name"]] + [fmt_share((x["endpoints"].get(e) or {}).get("share_of_bound")) for e in eps]
+    rows = [[stack_name(x)] + [fmt_share((x["endpoints"].get(e) or {}).get("share_of_bound")) for e in eps]
             for x in benchmarked(doc)]
     return ["stack"] + [f"/{e}" for e in eps], (rows if eps else [])
 
@@ -204,7 +257,7 @@ def bound_rows(doc) -> tuple[list[str], list[list[str]]]:
         for e in endpoints(doc):
             sob = (x["endpoints"].get(e) or {}).get("share_of_bound")
             if sob:
-                rows.append([x["name"], f"/{e}", fmt_rps(sob["hello_rps"]) + (" ⚑" if sob["bound_understated"] else ""),
+                rows.append([stack_name(x), f"/{e}", fmt_rps(sob["hello_rps"]) + (" ⚑" if sob["bound_understated"] else ""),
                              f"{fmt_rps(sob['ceiling_rps'])} at {sob['ceiling_connections']}", fmt_rps(sob["bound_rps"]),
                              fmt_rps(sob["data_rps"]) + (" ⚑" if sob["data_understated"] else ""),
                              fmt_busy(sob.get("backends_busy")) + (" ⚑" if sob.get("backends_saturated") else ""),
@@ -219,7 +272,7 @@ def fmt_busy(v) -> str:
 
 def efficiency_matrix(doc, figure: str) -> tuple[list[str], list[list[str]]]:
     """Stacks x endpoints: one figure of results.efficiency (header, rows)."""
-    rows = [[x["name"]] + [fmt_eff(((x["endpoints"].get(e) or {}).get("efficiency") or {}).get(figure))
+    rows = [[stack_name(x)] + [fmt_eff(((x["endpoints"].get(e) or {}).get("efficiency") or {}).get(figure))
                            for e in endpoints(doc)] for x in benchmarked(doc)]
     return ["stack"] + [f"/{e}" for e in endpoints(doc)], rows
 
@@ -246,9 +299,11 @@ def render(doc) -> str:
         "",
         "## Overview", "",
         "Best closed-loop req/s per stack and endpoint (median of the repeats), in brackets its share of the "
-        "ceiling at the same concurrency; ⚑ = a flagged run (see Flags).", "",
+        "ceiling at the same concurrency; ⚑ = a flagged run (see Flags)"
+        + (f"; {DEVIATION_MARK} = verified with known deviations (below)." if deviation_items(doc) else "."), "",
         table(["stack"] + [f"/{e}" for e in endpoints(doc)], overview_rows(doc)), "",
     ]
+    out += deviation_lines(doc)
     header, rows = bound_matrix(doc)
     if rows:
         out += ["## Share of the bound", "", SHARE_OF_BOUND_TEXT, "", table(header, rows), "",
@@ -259,8 +314,7 @@ def render(doc) -> str:
     out += [
         "## Stacks", "",
         table(["stack", "status", "detail"],
-              [[x["name"], x.get("status", "?"), x.get("reason") or
-                (f"verified ({x['verify']['passed']} checks)" if x.get("verify") else "")] for x in doc["stacks"]]),
+              [[stack_name(x), x.get("status", "?"), x.get("reason") or verify_detail(x)] for x in doc["stacks"]]),
         "",
     ]
     for endpoint in endpoints(doc):
@@ -275,8 +329,11 @@ def render(doc) -> str:
     out += ["## Per stack", "",
             "Each stack's own row from every endpoint table above, for quoting in its README.", ""]
     for x in benchmarked(doc):
-        out += [f"### {x['name']}", "", f"{x.get('framework', '')}; {x.get('status', '?')}", "",
+        out += [f"### {stack_name(x)}", "", f"{x.get('framework', '')}; {x.get('status', '?')}", "",
                 table(stack_header(doc), stack_rows(doc, x)), ""]
+        if known := deviations_of(x):
+            out += [f"{DEVIATION_MARK} Verified with {len(known)} known deviation{'s' if len(known) != 1 else ''}: "
+                    + "; ".join(f"*{d['case']}* {d['observed']} ({d['upstream']})" for d in known), ""]
     out += ["## Ceilings", "",
             table(["endpoint", "conns", "req/s", "how"],
                   [[c["endpoint"], c["connections"], fmt_rps(c.get("throughput_rps")),
@@ -305,6 +362,9 @@ def summary_table(doc) -> str:
             med = ep["headline"]["throughput_rps"]["median"]
             flag = "!" if ep["headline"]["flags"] else " "
             cells.append(f"{fmt_rps(med):>13}{flag}")
-        rows.append(f"  {x['name']:14} " + " ".join(cells))
+        rows.append(f"  {stack_name(x):14} " + " ".join(cells))
     head = "  " + f"{'req/s (median)':14} " + " ".join(f"{e:>14}" for e in eps)
-    return "\nsummary (! = flagged run, see report):\n" + head + "\n" + "\n".join(rows)
+    marked = deviation_items(doc)
+    legend = (f", {DEVIATION_MARK} = verified with known deviations: "
+              + "; ".join(f"{n}: {len(k)} case{'s' if len(k) != 1 else ''}" for n, k in marked)) if marked else ""
+    return f"\nsummary (! = flagged run{legend}; see report):\n" + head + "\n" + "\n".join(rows)
