@@ -1,6 +1,6 @@
 """`make ab` end to end on a fake stack (abserver.py, whose speed BUSY_US sets): the real pinning,
 golden cases, wrk, /proc accounting and ab.json, one-second runs, no warm-up. Run it alone on a
-quiet machine (the project runs every load-producing test under `flock /tmp/box.lock`).
+quiet machine (on a shared machine, under the lock that every job producing load there takes).
 
 What the verdict promises and what these tests can assert:
 - a known, large difference (400 µs of CPU spun per request against none: several times fewer

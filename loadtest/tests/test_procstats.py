@@ -28,10 +28,10 @@ def proc_rss_pss(pid: int) -> tuple[int, int]:
 
 
 @pytest.fixture
-def session():
+def session(tmp_path):
     """bash in its own session: a busy python holding 64 MiB, an orphan (its parent exited), and a
     child that left the session with setsid; every member is listed in the pid file once up."""
-    pidfile = pathlib.Path(f"/tmp/procstats-test-{os.getpid()}")
+    pidfile = tmp_path / "pids"
     script = f"""
 python3 -c "import time; x = bytearray(64 << 20); t = time.time()
 while time.time() - t < 30: pass" & busy=$!
@@ -55,8 +55,6 @@ wait
             pass
     os.killpg(p.pid, 9)
     p.wait()
-    for f in (pidfile, pathlib.Path(f"{pidfile}.orphan")):
-        f.unlink(missing_ok=True)
 
 
 def test_the_tree_holds_the_session_its_orphans_and_a_child_that_left_it(session):

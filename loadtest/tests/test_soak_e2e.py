@@ -2,7 +2,7 @@
 steadily, one that stalls for a second every few seconds, and a well-behaved one. Each soak is real
 (the harness's pinning, golden cases, oha windows, /proc accounting, results.json and report), only
 short: 12 one-second windows at 400 req/s. Run them alone on a quiet machine (the project runs every
-load-producing test under `flock /tmp/box.lock`).
+load-producing test, on a shared machine, under one lock that every such job takes).
 
 What each proves: the leak and the stall are flagged with figures of the right size, the
 well-behaved server gets no flag at all; SIGINT in mid-soak keeps the windows measured so far (and

@@ -133,8 +133,10 @@ def line_chart(title: str, lines: dict, colours: dict, unit: str, xlabel: str, k
     scale = math.log2 if xlog else (lambda v: v)
     lx0, lx1 = scale(xs[0]), scale(xs[-1])
 
+    inset = 14  # the first and last level stay clear of the axis labels (a knee's circle has radius 8)
+
     def X(x):
-        return left + (pw * (scale(x) - lx0) / (lx1 - lx0) if lx1 > lx0 else pw / 2)
+        return left + inset + ((pw - 2 * inset) * (scale(x) - lx0) / (lx1 - lx0) if lx1 > lx0 else pw / 2 - inset)
 
     def Y(v):
         return top + ph - ph * v / hi
