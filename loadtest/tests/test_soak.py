@@ -288,6 +288,42 @@ def test_make_report_renders_a_soak_again(tmp_path):
     assert "⚑ leak" in (out / "report.md").read_text() and (out / "report.html").read_text().count("<svg") == 5
 
 
+def test_make_report_draws_the_verdicts_again_from_the_stored_windows(tmp_path, monkeypatch):
+    from harness import __main__ as cli
+    d = doc(series(12))
+    d["verdicts"]["flags"] = ["stall", "leak"]  # as an older harness (or older thresholds) judged them
+    d["verdicts"]["latency"].update(stall=True, stall_windows=[0])
+    out = write_doc(tmp_path / "soak", d)
+    assert cli.main(["report", str(out)]) == 0
+    again = soak.read(out)
+    assert again["verdicts"]["flags"] == [] and again["verdicts_as_run"]["flags"] == ["stall", "leak"]
+    assert again["rejudged"]["flags_before"] == ["stall", "leak"] and again["rejudged"]["flags"] == []
+    assert "as the soak ran, the flags were: stall leak" in (out / "report.md").read_text()
+    assert "⚑" not in (out / "report.md").read_text().split("| verdict")[1].split("\n\n")[0]
+    # Rendered twice: what it ran with stays recorded once.
+    assert cli.main(["report", str(out)]) == 0
+    assert soak.read(out)["verdicts_as_run"]["flags"] == ["stall", "leak"]
+
+
+def test_the_thresholds_a_soak_was_asked_for_are_kept_and_the_environment_overrides(tmp_path, monkeypatch):
+    ws = series(12)
+    ws[6] = window(6, p99=150.0, max_ms=160.0)  # 50 x the usual p99, under the 200 ms floor
+    d = doc(ws)
+    assert d["verdicts"]["flags"] == []
+    d["command"] += " STALL_FLOOR_MS=100 STACK_ENV='A=1 B=2'"
+    out = write_doc(tmp_path / "soak", d)
+    for name, *_ in soak.THRESHOLD_KNOBS:
+        monkeypatch.delenv(name, raising=False)
+    soak.report_again(out, say=lambda *a: None)
+    again = soak.read(out)
+    assert again["verdicts"]["thresholds"]["stall_floor_ms"] == 100 and again["verdicts"]["flags"] == ["stall"]
+    assert again["windows"][6]["flags"] == ["stall"]
+    soak.report_again(out, env={"STALL_FLOOR_MS": "500"}, say=lambda *a: None)
+    assert soak.read(out)["verdicts"]["flags"] == []
+    with pytest.raises(ab.Usage, match="STALL_FACTOR"):
+        soak.report_again(out, env={"STALL_FACTOR": "x"}, say=lambda *a: None)
+
+
 def test_a_refused_soak_says_why_and_judges_nothing():
     d = doc([])
     d.update(complete=False, refused="soakserver (the defaults) breaks the contract on /hello")

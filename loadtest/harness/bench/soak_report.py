@@ -50,6 +50,12 @@ def facts(doc: dict) -> list[str]:
     out.append(f"stack environment: `{doc['env_text']}`" if doc.get("env_text") else "stack environment: the defaults")
     gc = doc["gc"]
     out.append(f"GC log: {gc['log']}" if gc.get("log") else f"GC: {gc.get('why_not')}")
+    again = doc.get("rejudged")
+    if again:
+        as_run = " ".join(again.get("flags_as_run") or []) or "none"
+        out.append(f"verdicts drawn again from the stored windows on {again['at']} by commit "
+                   f"`{((again.get('git') or {}).get('commit') or '?')[:12]}` (`make report`); as the soak ran, the flags were: "
+                   f"{as_run}")
     return out
 
 
