@@ -87,6 +87,50 @@ def test_a_window_without_answers_is_a_stall_and_behind():
     assert v["throughput"]["behind_windows"] == [5] and set(v["flags"]) == {"stall", "behind"}
 
 
+def start_stall(i):
+    """The first real soak's window 0 (java-netty /redis, 2026-11-26): p99 531 ms, then a steady server."""
+    return window(i, p99=531.0, max_ms=560.0)
+
+
+def test_the_lead_in_is_shown_not_judged_and_window_0_after_it_is_judged(tmp_path):
+    ws = series(24)
+    d = doc(ws, lead_in=start_stall(-1))
+    v = d["verdicts"]
+    assert v["flags"] == [] and v["lead_in"]["over_threshold"] and "p99 531.0 ms" in v["lead_in"]["why"]
+    assert "| start | – lead-in, over the stall threshold" in soak_report.render_md(d)
+    # The same stall in window 0, with a lead-in before it, is the server's: flagged.
+    ws = series(24)
+    ws[0] = start_stall(0)
+    v = doc(ws)["verdicts"]
+    assert v["flags"] == ["stall"] and v["latency"]["stall_windows"] == [0] and not v["lead_in"]["over_threshold"]
+
+
+def test_a_soak_recorded_without_a_lead_in_has_its_first_window_taken_as_one(tmp_path):
+    from harness import __main__ as cli
+    ws = series(24)
+    ws[0] = start_stall(0)
+    ws[0]["errors"] = {"non_2xx": 3, "timeout": 0}
+    d = doc(ws, lead_in=None)
+    assert "lead_in" not in d
+    v = d["verdicts"]
+    assert "stall" not in v["flags"] and v["latency"]["stall_windows"] == [] and v["windows"] == 23
+    assert v["lead_in"]["source"].startswith("the first window") and v["lead_in"]["over_threshold"]
+    assert v["flags"] == ["errors"]  # its errors still count
+    # Such a soak stored with the verdicts of the harness it ran with: make report judges it again.
+    stored = doc(ws, lead_in=None)
+    stored["verdicts"]["flags"], stored["verdicts"]["latency"]["stall_windows"] = ["stall", "errors"], [0]
+    stored["windows"][0]["flags"] = ["stall", "errors"]
+    out = write_doc(tmp_path / "old", stored)
+    assert cli.main(["report", str(out)]) == 0
+    again = soak.read(out)
+    assert again["verdicts"]["flags"] == ["errors"] and again["windows"][0]["flags"] == ["lead-in", "errors"]
+    assert again["verdicts_as_run"]["flags"] == ["stall", "errors"]
+    # Its GC pauses in the first window are the lead-in's too; a later one still counts.
+    v = soak_verdicts.judge(ws, [[2.0, 900.0, "Pause Full", 7], [60.0, 4.0, "Pause Young", 7]], True, None, TH,
+                            first_is_lead_in=True)
+    assert v["gc"]["pauses"] == 1 and "gc-stall" not in v["flags"]
+
+
 def test_a_steady_server_gets_no_flag():
     rng = random.Random(3)
     ws = series(120, p99=lambda i: rng.uniform(2, 6), max_ms=lambda i: rng.uniform(5, 60))

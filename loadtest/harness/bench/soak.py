@@ -278,7 +278,7 @@ class Soak:
                     "gc": {"runtime": self.gc_kind, "log": None, "available": False,
                            "why_not": gclog.NO_GC_LOG.get(self.gc_kind), "pauses": []},
                     "proof": None, "warmup": None, "peak_probe": None, "soak_started": None,
-                    "windows": [], "processes": {}, "verdicts": None}
+                    "lead_in": None, "windows": [], "processes": {}, "verdicts": None}
         self.save()
         started = self.bench.setup_services()
         try:
@@ -339,9 +339,10 @@ class Soak:
         self.doc["plan"].update(rate_rps=rate, connections=connections, windows=n, window_s=cfg.window,
                                 duration_s=n * cfg.window)
         self.save()
-        eta = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=n * cfg.window + 5)
+        eta = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=(n + 1) * cfg.window + 5)
         self.say(f"soak: {stack.name} /{cfg.endpoint} at {rate:,} req/s ({self.doc['plan']['rate_source']}), "
-                 f"{connections} connections, {plan.fmt(n * cfg.window)} in {n} windows of {cfg.window} s; "
+                 f"{connections} connections, {plan.fmt(n * cfg.window)} in {n} windows of {cfg.window} s after a "
+                 f"lead-in window; "
                  f"GC: {self.doc['gc']['log'] or self.doc['gc']['why_not']}", flush=True)
         self.say(f"soak: CPUs server={self.layout.as_dict()['server']} loadgen={self.layout.as_dict()['loadgen']}; "
                  f"ends about {eta.strftime('%H:%M:%S')} UTC; results in {self.dir}", flush=True)
@@ -399,18 +400,27 @@ class Soak:
         readings: dict[int, Reading] = {}
         done: dict[int, dict] = {}
         loads: dict[int, dict] = {}
-        t0 = time.monotonic()
-        self.doc["soak_started"] = time.time()
+        # The lead-in (k = -1): one window of the soak's own load, launched like the others, whose
+        # end is the first judged window's start. It takes the start of the load (oha's first
+        # process and connections, the server's first requests from this client, which the wrk
+        # warm-up did not send), so that window 0 starts like every later one: with the previous
+        # window's oha finishing. Recorded and reported, not judged (soak_verdicts.lead_in_verdict).
+        lead = time.monotonic()
+        t0 = lead + cfg.window
+        self.doc["soak_started"] = time.time() + cfg.window
         ticker = Ticker(self, t0, n)
-        for k in range(n + 1):
+        for k in range(-1, n + 1):
             _sleep_until(t0 + k * cfg.window)
             if k < n:
                 self.launch(k, cmd)
             readings[k] = read_boundary(self.running.pid, bench.backend_pids)
             self.doc["processes"].update({str(p): s for p, s in readings[k].started.items()})
-            if k > 0:
+            if k - 1 in readings:
                 done[k - 1] = accounting(readings.pop(k - 1), readings[k], acct, cfg.foreign_max)
             self.collect(loads, rate, block=(k == n))
+            if -1 in loads and -1 in done:
+                self.doc["lead_in"] = {**loads.pop(-1), **done.pop(-1)}
+                ticker.lead_in(self.doc["lead_in"])
             # In order: a window whose oha still waits for requests a stall holds ends after the next one.
             while len(self.doc["windows"]) in done and len(self.doc["windows"]) in loads:
                 i = len(self.doc["windows"])
@@ -420,13 +430,13 @@ class Soak:
             self.save()
             if not self.running.alive():
                 self.doc["exited"] = (f"{stack.name} exited (code {self.running.proc.returncode}) after "
-                                      f"{plan.fmt(time.monotonic() - t0)} of the soak; see raw/stack-run.log")
+                                      f"{plan.fmt(max(0.0, time.monotonic() - t0))} of the soak; see raw/stack-run.log")
                 self.say(f"soak: ⚑ {self.doc['exited']}", flush=True)
                 return
             ticker.maybe_progress()
 
     def launch(self, k: int, cmd: list[str]) -> None:
-        out = self.dir / "raw" / "windows" / f"w{k:05d}.json"
+        out = self.dir / "raw" / "windows" / ("lead-in.json" if k < 0 else f"w{k:05d}.json")
         with open(out, "w") as stdout, open(out.with_suffix(".err"), "w") as stderr:
             # Its own session: a Ctrl-C on the terminal reaches the harness, which stops it, not oha
             # (which would print a partial window and exit).
@@ -495,6 +505,11 @@ def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds, rea
         gc["pauses"] = [[None if p.t is None else round(p.t - t0, 3), p.ms, p.kind, p.pid]
                         for p in pauses if p.t is None or t0 <= p.t < end]
         gc["before_soak"] = sum(1 for p in pauses if p.t is not None and p.t < t0)
+        lead = doc.get("lead_in")
+        if lead:
+            during = [p.ms for p in pauses if p.t is not None and t0 + lead["t_s"] <= p.t < t0]
+            lead.update(gc_pauses=len(during) if gc["available"] else None,
+                        gc_longest_ms=max(during, default=0.0) if gc["available"] else None)
     elif not doc.get("soak_started"):
         gc["why_not"] = gc["why_not"] or "the soak never reached its load"
     for w in doc["windows"]:
@@ -502,11 +517,17 @@ def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds, rea
         w["gc_pauses"] = len(inside) if gc["available"] else None
         w["gc_total_ms"] = round(sum(p[1] for p in inside), 3) if gc["available"] else None
         w["gc_longest_ms"] = max((p[1] for p in inside), default=0.0) if gc["available"] else None
+    # A soak recorded before lead-ins existed has no "lead_in" key: its first window was the start of the load.
+    first_is_lead_in = "lead_in" not in doc
     doc["verdicts"] = soak_verdicts.judge(doc["windows"], gc["pauses"], gc["available"], gc["why_not"], th,
-                                          doc.get("exited"))
+                                          doc.get("exited"), doc.get("lead_in"), first_is_lead_in)
     threshold = doc["verdicts"]["latency"]["threshold_ms"]
-    for w in doc["windows"]:
-        w["flags"] = (soak_verdicts.window_flags(w, threshold, th) + (["disturbed"] if w.get("disturbed") else [])
+    lead_ins = [doc["lead_in"]] if doc.get("lead_in") else doc["windows"][:1] if first_is_lead_in else []
+    for w in ([doc["lead_in"]] if doc.get("lead_in") else []) + doc["windows"]:
+        flags = soak_verdicts.window_flags(w, threshold, th)
+        if any(w is x for x in lead_ins):
+            flags = ["lead-in"] + [f for f in flags if f == "errors"]
+        w["flags"] = (flags + (["disturbed"] if w.get("disturbed") else [])
                       + (["generator-saturated"] if w.get("generator_saturated") else []))
     doc["complete"] = bool(doc["windows"]) and not doc.get("interrupted") and not doc.get("refused") and not doc.get("exited") \
         and len(doc["windows"]) == (doc.get("plan") or {}).get("windows")
@@ -569,6 +590,9 @@ class Ticker:
                 self.soak.say(f"soak: [{plan.fmt(w['t_s'])}] ⚑ {'+'.join(flags)}: {describe_window(w)} "
                               f"(stall threshold {threshold:,.1f} ms)", flush=True)
             self.streak, self.streak_from = flags, w["t_s"]
+
+    def lead_in(self, w: dict) -> None:
+        self.soak.say(f"soak: lead-in (not judged): {describe_window(w)}", flush=True)
 
     def maybe_progress(self) -> None:
         now = time.monotonic()

@@ -12,7 +12,7 @@ FLAG = "⚑"
 COLOURS = {"p50": "#2ca02c", "p99": "#1f77b4", "max": "#d62728", "offered": "#7f7f7f", "answered": "#1f77b4",
            "errors": "#d62728", "RSS": "#9467bd", "PSS": "#8c564b", "fit over the second half": "#555",
            "server CPU": "#ff7f0e", "GC pause": "#d62728", "longest pause in the window": "#1f77b4"}
-CAVEATS = {"disturbed", "generator-saturated"}  # window flags that say the figure may not be the server's alone
+CAVEATS = {"disturbed", "generator-saturated", "lead-in"}  # window flags that flag nothing (a caveat, or not judged)
 MAX_LISTED = 30  # flagged windows listed in the report; all of them are in results.json
 
 
@@ -81,6 +81,10 @@ def verdict_rows(doc: dict) -> list[list[str]]:
         ["throughput", mark(thr["behind"]) + ("behind" if thr["behind"] else "kept up"), thr["why"],
          f"< {th['behind_fraction']:.0%} of offered, in a window or overall"],
     ]
+    lead = v.get("lead_in")
+    if lead and lead.get("window"):
+        rows.append(["start", "– lead-in" + (", over the stall threshold" if lead["over_threshold"] else ""),
+                     lead["why"], "never: the start of the load is shown, not judged"])
     if doc.get("exited"):
         rows.append(["stack", f"{FLAG} exited", doc["exited"], "alive to the end"])
     return rows

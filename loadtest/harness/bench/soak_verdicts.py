@@ -199,13 +199,45 @@ FLAGS = {"leak": "memory kept growing over the second half",
          "exited": "the stack exited during the soak"}
 
 
+def lead_in_verdict(w: dict | None, source: str | None, threshold_ms: float, th: Thresholds) -> dict:
+    """The lead-in (soak.py: one window of the soak's own load before the first judged one), shown
+    with what the stall and behind rules would have said of it, but not judged: it holds the start of
+    the load (the generator's first connections, the server's first requests from this client)."""
+    if w is None:
+        return {"window": None, "source": None, "over_threshold": None, "behind": None,
+                "why": "no lead-in recorded"}
+    stalled = is_stall(w, threshold_ms)
+    behind = bool(w.get("offered")) and (w.get("answered") or 0) < th.behind_fraction * w["offered"]
+    figures = ("no answers" if not w.get("answered") else
+               f"p99 {w.get('p99_ms') or 0:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms, answered "
+               f"{w['answered']:,} of {w['offered']:,}")
+    return {"window": {k: w.get(k) for k in ("i", "t_s", "seconds", "offered", "answered", "p50_ms", "p99_ms", "max_ms")},
+            "source": source, "over_threshold": stalled, "behind": behind,
+            "why": f"{source}: {figures}"
+                   + (f"; over the stall threshold ({threshold_ms:,.1f} ms)" if stalled else "")
+                   + (f"; under {th.behind_fraction:.0%} answered" if behind else "")
+                   + "; not judged (the start of the load)"}
+
+
 def judge(windows: list, pauses: list, gc_available: bool, gc_why_not: str | None, th: Thresholds,
-          exited: str | None = None) -> dict:
+          exited: str | None = None, lead_in: dict | None = None, first_is_lead_in: bool = False) -> dict:
+    """The verdicts. `lead_in`: the soak's lead-in window, shown, not judged. `first_is_lead_in`: a
+    soak recorded before lead-ins existed: its first window held the start of the load, so it plays
+    the lead-in's part (left out of the stall, behind and GC verdicts, shown as the lead-in); its
+    errors still count, as the lead-in's do."""
+    source = "the lead-in window"
+    if first_is_lead_in and windows:
+        lead_in, windows = windows[0], windows[1:]
+        source = "the first window, the lead-in of a soak recorded without one"
+        start = lead_in["t_s"] + lead_in["seconds"]
+        pauses = [p for p in pauses if p[0] is None or p[0] >= start]
     soak_s = sum(w["seconds"] for w in windows)
     lat = latency(windows, th)
     out = {"thresholds": th.as_dict(), "windows": len(windows), "seconds": soak_s,
            "memory": memory(windows, th), "latency": lat, "throughput": throughput(windows, th),
-           "errors": errors(windows), "gc": gc(pauses, gc_available, gc_why_not, soak_s, lat["threshold_ms"]),
+           "errors": errors(windows + ([lead_in] if lead_in else [])),
+           "gc": gc(pauses, gc_available, gc_why_not, soak_s, lat["threshold_ms"]),
+           "lead_in": lead_in_verdict(lead_in, source if lead_in else None, lat["threshold_ms"], th),
            "exited": exited}
     flags = []
     if out["memory"]["leak"]:
