@@ -131,6 +131,26 @@ def test_a_soak_recorded_without_a_lead_in_has_its_first_window_taken_as_one(tmp
     assert v["gc"]["pauses"] == 1 and "gc-stall" not in v["flags"]
 
 
+def test_a_stall_where_other_processes_took_the_machine_is_not_the_servers():
+    """As in the first 30-minute soak of java-tomcat (2026-11-26): its 7 windows over 200 ms were all
+    disturbed (other processes took 20-51 % of the machine); none of its 335 undisturbed ones was."""
+    ws = series(60)
+    ws[10] = window(10, p99=470.0, max_ms=490.0)
+    ws[10]["disturbed"] = True
+    ws[21] = window(21, p99=360.0, max_ms=380.0)  # the stall began late in 21; its CPU was counted in 22
+    ws[22]["disturbed"] = True
+    v = soak_verdicts.judge(ws, [], True, None, TH)
+    lat = v["latency"]
+    assert v["flags"] == ["disturbed-stall"] and lat["stall_windows"] == [10, 21] == lat["disturbed_stall_windows"]
+    assert not lat["stall"] and "2 of them disturbed" in lat["why"]
+    # One stall away from any disturbance is the server's: flagged stall, the disturbed ones still listed.
+    ws[40] = window(40, p99=400.0, max_ms=420.0)
+    v = soak_verdicts.judge(ws, [], True, None, TH)
+    assert v["flags"] == ["stall"] and v["latency"]["disturbed_stall_windows"] == [10, 21]
+    md = soak_report.render_md(doc(ws))
+    assert "⚑ stall: the server stopped answering" in md
+
+
 def test_a_steady_server_gets_no_flag():
     rng = random.Random(3)
     ws = series(120, p99=lambda i: rng.uniform(2, 6), max_ms=lambda i: rng.uniform(5, 60))

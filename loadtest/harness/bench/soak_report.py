@@ -71,9 +71,11 @@ def verdict_rows(doc: dict) -> list[list[str]]:
     rows = [
         ["memory", ("– cannot tell" if mem["leak"] is None else mark(mem["leak"]) + ("leak" if mem["leak"] else "no leak")),
          mem["why"], f"> {th['leak_mib_per_h']:g} MiB/h, 95% interval above 0, > {th['leak_min_mib']:g} MiB over the span"],
-        ["latency", mark(lat["stall"]) + (f"{len(lat['stall_windows'])} stall window(s)" if lat["stall"] else "no stall"),
+        ["latency", (mark(True) + f"{len(lat['stall_windows'])} stall window(s)" if lat["stall"] else
+                     mark(True) + f"{len(lat['stall_windows'])} stall window(s), all disturbed" if lat.get("disturbed_stall") else
+                     mark(False) + "no stall"),
          lat["why"], f"p99 or max > max({th['stall_factor']:g} x the usual p99 (10th percentile of the windows'), "
-         f"{th['stall_floor_ms']:g} ms), or no answers"],
+         f"{th['stall_floor_ms']:g} ms), or no answers; `disturbed-stall` when every such window is disturbed or next to one"],
         ["GC", (mark(gc["flagged"]) + (f"longest {report_md.fmt_ms(gc['longest_ms'])} ms" if gc.get("longest_ms") is not None
                                       else "no pause")) if gc["available"] else "no GC log",
          gc["why"] or "", f"a pause > {lat['threshold_ms']:,.1f} ms (the stall threshold)" if gc["available"] else ""],

@@ -117,10 +117,14 @@ def latency(windows: list, th: Thresholds) -> dict:
     median_p99, baseline = stats.median(p99s), baseline_p99(p99s)
     threshold = stall_threshold(p99s, th)
     stalls = [w["i"] for w in windows if is_stall(w, threshold)]
+    near = disturbed_near(windows)
+    disturbed = [i for i in stalls if i in near]
+    own = [i for i in stalls if i not in near]
     worst = max(windows, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
     longest = max((w for w in windows if w.get("max_ms") is not None), key=lambda w: w["max_ms"], default=None)
     out = {"median_p50_ms": stats.median([w.get("p50_ms") for w in windows]), "median_p99_ms": median_p99,
-           "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(stalls),
+           "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(own),
+           "disturbed_stall_windows": disturbed, "disturbed_stall": bool(disturbed) and not own,
            "worst_window": None if worst is None else {k: worst.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
            "slowest_request_ms": None if longest is None else longest["max_ms"],
            "slowest_request_window": None if longest is None else longest["i"]}
@@ -129,10 +133,24 @@ def latency(windows: list, th: Thresholds) -> dict:
     else:
         w = worst
         out["why"] = ((f"{len(stalls)} stall window(s) of {len(windows)}" if stalls else f"no stall in {len(windows)} windows")
+                      + (f", {len(disturbed)} of them disturbed (other processes took more than their share of the "
+                         f"machine in that window or next to it)" if disturbed else "")
                       + f" (threshold {threshold:,.1f} ms = max({th.stall_factor:g} x the usual p99 "
                       f"{baseline or 0:,.2f} ms, {th.stall_floor_ms:g} ms)); worst window at {w['t_s']:,.0f} s: "
                       + ("no answers" if w.get("p99_ms") is None else
                          f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms"))
+    return out
+
+
+def disturbed_near(windows: list) -> set:
+    """Indices of the windows that are disturbed (other processes over foreign_max of the machine) or
+    next to one. Next to one too: a stall that starts late in a window shows in its p99, while the
+    CPU taken from the server or the generator is mostly counted in the next window, and -w keeps a
+    window's oha waiting for requests the next window's disturbance holds."""
+    out = set()
+    for k, w in enumerate(windows):
+        if w.get("disturbed"):
+            out.update(x["i"] for x in windows[max(0, k - 1):k + 2])
     return out
 
 
@@ -193,6 +211,8 @@ def gc(pauses: list, available: bool, why_not: str | None, soak_s: float, thresh
 
 FLAGS = {"leak": "memory kept growing over the second half",
          "stall": "the server stopped answering for a while (a window's p99 or max far above the soak's usual p99)",
+         "disturbed-stall": "stalls only in or next to windows where other processes took more than their share of the "
+                            "machine: not attributable to the server; soak it again on a quiet machine",
          "behind": "the server answered less than the offered rate",
          "errors": "some requests failed (non-2xx, socket errors, timeouts)",
          "gc-stall": "a GC pause as long as a stall",
@@ -244,6 +264,8 @@ def judge(windows: list, pauses: list, gc_available: bool, gc_why_not: str | Non
         flags.append("leak")
     if lat["stall"]:
         flags.append("stall")
+    if lat["disturbed_stall"]:
+        flags.append("disturbed-stall")
     if out["throughput"]["behind"]:
         flags.append("behind")
     if out["errors"]["flagged"]:
