@@ -39,6 +39,19 @@ def test_noise_a_gc_sawtooth_and_early_growth_are_not_leaks():
         assert m["leak"] is False, m
 
 
+def test_growth_that_stops_before_the_end_is_a_bound_not_a_leak():
+    """java-tomcat's first 30-minute soak (2026-11-26, -Xmx512m): RSS 195 -> 625 MiB over 23 minutes, then flat."""
+    ws = series(360, rss_mib=lambda i: 195 + 1.6 * i if i < 270 else 627 + (i % 2))
+    m = soak_verdicts.memory(ws, TH)
+    assert m["slope_mib_per_h"] > 500 and m["leak"] is False and m["levelled_off"] is True, m
+    assert abs(m["tail_slope_mib_per_h"]) < TH.leak_mib_per_h and "levelled off at 628 MiB" in m["why"]
+    assert "| memory | ok levelled off" in soak_report.render_md(doc(ws))
+    # Still growing at the end (a 10-minute soak on the ramp): a leak, as before.
+    ws = series(120, rss_mib=lambda i: 150 + 0.15 * i)
+    m = soak_verdicts.memory(ws, TH)
+    assert m["leak"] is True and m["levelled_off"] is False and m["tail_slope_mib_per_h"] > TH.leak_mib_per_h
+
+
 def test_slow_growth_under_the_threshold_is_reported_not_flagged():
     ws = series(720, rss_mib=lambda i: 100 + i * 5 / 3600 * 10)  # 10 MiB/h for an hour
     m = soak_verdicts.memory(ws, TH)

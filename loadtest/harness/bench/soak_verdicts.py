@@ -65,15 +65,24 @@ def second_half(windows: list) -> list:
     return [w for w in windows if w["t_s"] >= end / 2]
 
 
+TAIL_FRACTION = 0.25  # the last quarter: is memory still growing at the end?
+
+
 def memory(windows: list, th: Thresholds) -> dict:
     """RSS of the server's tree over the second half: Theil-Sen slope in MiB per hour with its 95%
     interval. A leak: slope above leak_mib_per_h, the interval's low end above zero (growth beyond
-    the fit's own spread), and more than leak_min_mib of growth over the fitted span."""
+    the fit's own spread), more than leak_min_mib of growth over the fitted span, and still growing
+    over the last quarter (its own slope above leak_mib_per_h, its interval above zero). Growth
+    that stopped before the end is growth to a bound, not a leak: a JVM heap filling up to -Xmx
+    (java-tomcat's RSS rose 195 -> 625 MiB over 23 minutes of a 30-minute soak, then stayed at
+    625-626 MiB), which the second half's fit alone called a leak of 898 MiB/h."""
     half = [w for w in second_half(windows) if w.get("rss_bytes")]
     fit = theil_sen([(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in half])
     out = {"fitted": "rss_bytes of the windows in the second half, MiB against hours",
            "windows": len(half), "slope_mib_per_h": None, "low_mib_per_h": None, "high_mib_per_h": None,
            "growth_mib": None, "from_s": None, "to_s": None, "intercept_mib": None,
+           "tail_slope_mib_per_h": None, "tail_low_mib_per_h": None, "tail_high_mib_per_h": None, "tail_from_s": None,
+           "levelled_off": None,
            "threshold_mib_per_h": th.leak_mib_per_h, "threshold_growth_mib": th.leak_min_mib, "leak": None}
     if fit is None:
         out["why"] = "fewer than 3 memory samples in the second half: no slope"
@@ -84,13 +93,29 @@ def memory(windows: list, th: Thresholds) -> dict:
     growth = slope * span_h
     out.update(slope_mib_per_h=round(slope, 2), low_mib_per_h=round(low, 2), high_mib_per_h=round(high, 2),
                growth_mib=round(growth, 2), from_s=fit["x_from"], to_s=fit["x_to"], intercept_mib=fit["intercept"])
-    out["leak"] = slope > th.leak_mib_per_h and low > 0 and growth > th.leak_min_mib
+    grew = slope > th.leak_mib_per_h and low > 0 and growth > th.leak_min_mib
+    end = windows[-1]["t_s"] + windows[-1]["seconds"]
+    tail = [w for w in half if w["t_s"] >= end * (1 - TAIL_FRACTION)]
+    tail_fit = theil_sen([(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in tail])
+    still = True  # too few windows in the last quarter to tell: the second half decides
+    if tail_fit is not None:
+        t_slope, t_low, t_high = tail_fit["slope"] * per_h, tail_fit["low"] * per_h, tail_fit["high"] * per_h
+        out.update(tail_slope_mib_per_h=round(t_slope, 2), tail_low_mib_per_h=round(t_low, 2),
+                   tail_high_mib_per_h=round(t_high, 2), tail_from_s=tail_fit["x_from"])
+        still = t_slope > th.leak_mib_per_h and t_low > 0
+    out["levelled_off"] = grew and not still
+    out["leak"] = grew and still
+    tail_text = ("" if tail_fit is None else
+                 f"; over the last quarter {out['tail_slope_mib_per_h']:,.1f} MiB/h (95% interval "
+                 f"{out['tail_low_mib_per_h']:,.1f} to {out['tail_high_mib_per_h']:,.1f})")
     out["why"] = (f"RSS grew {slope:,.1f} MiB/h (95% interval {low:,.1f} to {high:,.1f}) over the second half, "
-                  f"{growth:+,.1f} MiB in {span_h * 60:,.1f} min"
+                  f"{growth:+,.1f} MiB in {span_h * 60:,.1f} min" + tail_text
                   + (f": a leak (above {th.leak_mib_per_h:g} MiB/h, the interval above zero, more than "
-                     f"{th.leak_min_mib:g} MiB)" if out["leak"] else
+                     f"{th.leak_min_mib:g} MiB, and still growing over the last quarter)" if out["leak"] else
+                     f": it levelled off at {fit['y_max']:,.0f} MiB before the end, growth to a bound (a heap reaching "
+                     f"its maximum size, a pool or cache filling), not a leak" if out["levelled_off"] else
                      f": no leak (a leak needs above {th.leak_mib_per_h:g} MiB/h, the interval above zero and more "
-                     f"than {th.leak_min_mib:g} MiB)"))
+                     f"than {th.leak_min_mib:g} MiB, still growing over the last quarter)"))
     return out
 
 
