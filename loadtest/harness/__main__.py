@@ -134,8 +134,15 @@ def results_of(path):
 
 
 def cmd_report(args) -> int:
-    from .bench import run, soak
-    out = soak.render(soak.results_dir(args.results)) if soak.is_soak(args.results) else run.render(args.results)
+    from .bench import ab, run, soak
+    if soak.is_soak(args.results):
+        try:
+            out = soak.report_again(soak.results_dir(args.results))
+        except ab.Usage as e:
+            print(f"report: {e}", file=sys.stderr)
+            return 2
+    else:
+        out = run.render(args.results)
     print(f"rendered {out / 'report.md'} and {out / 'report.html'}")
     return 0
 

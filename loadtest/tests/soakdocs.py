@@ -15,7 +15,10 @@ def window(i, seconds=5, rate=1000, p50=1.0, p99=3.0, max_ms=8.0, rss_mib=100.0,
             "foreign_cpu_share": 0.01, "generator_cpu_s": 0.3, "disturbed": False, "raw": f"raw/windows/w{i:05d}.json"}
 
 
-def doc(windows, stack="java-netty", endpoint="redis", pauses=(), runtime="jvm", env_text="", started="2026-11-24T04:00:00+00:00"):
+def doc(windows, stack="java-netty", endpoint="redis", pauses=(), runtime="jvm", env_text="", started="2026-11-24T04:00:00+00:00",
+        lead_in="steady"):
+    """lead_in: "steady" (a lead-in window like the first), a window dict, or None: a soak recorded
+    before lead-ins existed (no "lead_in" key: its first window is taken as one)."""
     d = {"schema": soak.SCHEMA, "schema_version": soak.SCHEMA_VERSION, "started": started, "finished": started,
          "complete": True, "interrupted": False, "refused": None,
          "command": f"make soak STACK={stack} ENDPOINT={endpoint} RATE=1000 DURATION={len(windows) * 5} WINDOW=5",
@@ -28,8 +31,10 @@ def doc(windows, stack="java-netty", endpoint="redis", pauses=(), runtime="jvm",
          "gc": {"runtime": runtime, "log": "raw/gc/gc-<pid>.log", "available": runtime in ("jvm", "node"),
                 "why_not": None if runtime in ("jvm", "node") else "no GC log: ...", "pauses": [list(p) for p in pauses]},
          "soak_started": 1_800_000_000.0, "windows": windows, "processes": {}, "verdicts": None}
+    if lead_in is not None:
+        d["lead_in"] = window(-1) if lead_in == "steady" else lead_in
     d["verdicts"] = soak_verdicts.judge(windows, d["gc"]["pauses"], d["gc"]["available"], d["gc"]["why_not"],
-                                        soak_verdicts.Thresholds())
+                                        soak_verdicts.Thresholds(), None, d.get("lead_in"), "lead_in" not in d)
     for w in windows:
         w["flags"] = soak_verdicts.window_flags(w, d["verdicts"]["latency"]["threshold_ms"], soak_verdicts.Thresholds())
     return d

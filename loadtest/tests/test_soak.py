@@ -39,6 +39,19 @@ def test_noise_a_gc_sawtooth_and_early_growth_are_not_leaks():
         assert m["leak"] is False, m
 
 
+def test_growth_that_stops_before_the_end_is_a_bound_not_a_leak():
+    """java-tomcat's first 30-minute soak (2026-11-26, -Xmx512m): RSS 195 -> 625 MiB over 23 minutes, then flat."""
+    ws = series(360, rss_mib=lambda i: 195 + 1.6 * i if i < 270 else 627 + (i % 2))
+    m = soak_verdicts.memory(ws, TH)
+    assert m["slope_mib_per_h"] > 500 and m["leak"] is False and m["levelled_off"] is True, m
+    assert abs(m["tail_slope_mib_per_h"]) < TH.leak_mib_per_h and "levelled off at 628 MiB" in m["why"]
+    assert "| memory | ok levelled off" in soak_report.render_md(doc(ws))
+    # Still growing at the end (a 10-minute soak on the ramp): a leak, as before.
+    ws = series(120, rss_mib=lambda i: 150 + 0.15 * i)
+    m = soak_verdicts.memory(ws, TH)
+    assert m["leak"] is True and m["levelled_off"] is False and m["tail_slope_mib_per_h"] > TH.leak_mib_per_h
+
+
 def test_slow_growth_under_the_threshold_is_reported_not_flagged():
     ws = series(720, rss_mib=lambda i: 100 + i * 5 / 3600 * 10)  # 10 MiB/h for an hour
     m = soak_verdicts.memory(ws, TH)
@@ -85,6 +98,70 @@ def test_a_window_without_answers_is_a_stall_and_behind():
     v = soak_verdicts.judge(ws, [], False, "no GC log", TH)
     assert v["latency"]["stall_windows"] == [5] and v["latency"]["worst_window"]["i"] == 5
     assert v["throughput"]["behind_windows"] == [5] and set(v["flags"]) == {"stall", "behind"}
+
+
+def start_stall(i):
+    """The first real soak's window 0 (java-netty /redis, 2026-11-26): p99 531 ms, then a steady server."""
+    return window(i, p99=531.0, max_ms=560.0)
+
+
+def test_the_lead_in_is_shown_not_judged_and_window_0_after_it_is_judged(tmp_path):
+    ws = series(24)
+    d = doc(ws, lead_in=start_stall(-1))
+    v = d["verdicts"]
+    assert v["flags"] == [] and v["lead_in"]["over_threshold"] and "p99 531.0 ms" in v["lead_in"]["why"]
+    assert "| start | – lead-in, over the stall threshold" in soak_report.render_md(d)
+    # The same stall in window 0, with a lead-in before it, is the server's: flagged.
+    ws = series(24)
+    ws[0] = start_stall(0)
+    v = doc(ws)["verdicts"]
+    assert v["flags"] == ["stall"] and v["latency"]["stall_windows"] == [0] and not v["lead_in"]["over_threshold"]
+
+
+def test_a_soak_recorded_without_a_lead_in_has_its_first_window_taken_as_one(tmp_path):
+    from harness import __main__ as cli
+    ws = series(24)
+    ws[0] = start_stall(0)
+    ws[0]["errors"] = {"non_2xx": 3, "timeout": 0}
+    d = doc(ws, lead_in=None)
+    assert "lead_in" not in d
+    v = d["verdicts"]
+    assert "stall" not in v["flags"] and v["latency"]["stall_windows"] == [] and v["windows"] == 23
+    assert v["lead_in"]["source"].startswith("the first window") and v["lead_in"]["over_threshold"]
+    assert v["flags"] == ["errors"]  # its errors still count
+    # Such a soak stored with the verdicts of the harness it ran with: make report judges it again.
+    stored = doc(ws, lead_in=None)
+    stored["verdicts"]["flags"], stored["verdicts"]["latency"]["stall_windows"] = ["stall", "errors"], [0]
+    stored["windows"][0]["flags"] = ["stall", "errors"]
+    out = write_doc(tmp_path / "old", stored)
+    assert cli.main(["report", str(out)]) == 0
+    again = soak.read(out)
+    assert again["verdicts"]["flags"] == ["errors"] and again["windows"][0]["flags"] == ["lead-in", "errors"]
+    assert again["verdicts_as_run"]["flags"] == ["stall", "errors"]
+    # Its GC pauses in the first window are the lead-in's too; a later one still counts.
+    v = soak_verdicts.judge(ws, [[2.0, 900.0, "Pause Full", 7], [60.0, 4.0, "Pause Young", 7]], True, None, TH,
+                            first_is_lead_in=True)
+    assert v["gc"]["pauses"] == 1 and "gc-stall" not in v["flags"]
+
+
+def test_a_stall_where_other_processes_took_the_machine_is_not_the_servers():
+    """As in the first 30-minute soak of java-tomcat (2026-11-26): its 7 windows over 200 ms were all
+    disturbed (other processes took 20-51 % of the machine); none of its 335 undisturbed ones was."""
+    ws = series(60)
+    ws[10] = window(10, p99=470.0, max_ms=490.0)
+    ws[10]["disturbed"] = True
+    ws[21] = window(21, p99=360.0, max_ms=380.0)  # the stall began late in 21; its CPU was counted in 22
+    ws[22]["disturbed"] = True
+    v = soak_verdicts.judge(ws, [], True, None, TH)
+    lat = v["latency"]
+    assert v["flags"] == ["disturbed-stall"] and lat["stall_windows"] == [10, 21] == lat["disturbed_stall_windows"]
+    assert not lat["stall"] and "2 of them disturbed" in lat["why"]
+    # One stall away from any disturbance is the server's: flagged stall, the disturbed ones still listed.
+    ws[40] = window(40, p99=400.0, max_ms=420.0)
+    v = soak_verdicts.judge(ws, [], True, None, TH)
+    assert v["flags"] == ["stall"] and v["latency"]["disturbed_stall_windows"] == [10, 21]
+    md = soak_report.render_md(doc(ws))
+    assert "⚑ stall: the server stopped answering" in md
 
 
 def test_a_steady_server_gets_no_flag():
@@ -286,6 +363,42 @@ def test_make_report_renders_a_soak_again(tmp_path):
     out = write_doc(tmp_path / "soak", flagged_doc())
     assert cli.main(["report", str(out)]) == 0
     assert "⚑ leak" in (out / "report.md").read_text() and (out / "report.html").read_text().count("<svg") == 5
+
+
+def test_make_report_draws_the_verdicts_again_from_the_stored_windows(tmp_path, monkeypatch):
+    from harness import __main__ as cli
+    d = doc(series(12))
+    d["verdicts"]["flags"] = ["stall", "leak"]  # as an older harness (or older thresholds) judged them
+    d["verdicts"]["latency"].update(stall=True, stall_windows=[0])
+    out = write_doc(tmp_path / "soak", d)
+    assert cli.main(["report", str(out)]) == 0
+    again = soak.read(out)
+    assert again["verdicts"]["flags"] == [] and again["verdicts_as_run"]["flags"] == ["stall", "leak"]
+    assert again["rejudged"]["flags_before"] == ["stall", "leak"] and again["rejudged"]["flags"] == []
+    assert "as the soak ran, the flags were: stall leak" in (out / "report.md").read_text()
+    assert "⚑" not in (out / "report.md").read_text().split("| verdict")[1].split("\n\n")[0]
+    # Rendered twice: what it ran with stays recorded once.
+    assert cli.main(["report", str(out)]) == 0
+    assert soak.read(out)["verdicts_as_run"]["flags"] == ["stall", "leak"]
+
+
+def test_the_thresholds_a_soak_was_asked_for_are_kept_and_the_environment_overrides(tmp_path, monkeypatch):
+    ws = series(12)
+    ws[6] = window(6, p99=150.0, max_ms=160.0)  # 50 x the usual p99, under the 200 ms floor
+    d = doc(ws)
+    assert d["verdicts"]["flags"] == []
+    d["command"] += " STALL_FLOOR_MS=100 STACK_ENV='A=1 B=2'"
+    out = write_doc(tmp_path / "soak", d)
+    for name, *_ in soak.THRESHOLD_KNOBS:
+        monkeypatch.delenv(name, raising=False)
+    soak.report_again(out, say=lambda *a: None)
+    again = soak.read(out)
+    assert again["verdicts"]["thresholds"]["stall_floor_ms"] == 100 and again["verdicts"]["flags"] == ["stall"]
+    assert again["windows"][6]["flags"] == ["stall"]
+    soak.report_again(out, env={"STALL_FLOOR_MS": "500"}, say=lambda *a: None)
+    assert soak.read(out)["verdicts"]["flags"] == []
+    with pytest.raises(ab.Usage, match="STALL_FACTOR"):
+        soak.report_again(out, env={"STALL_FACTOR": "x"}, say=lambda *a: None)
 
 
 def test_a_refused_soak_says_why_and_judges_nothing():

@@ -43,6 +43,9 @@ def run(out: pathlib.Path, env: dict) -> dict:
     doc = soak.read(out)
     assert code == 0 and doc["complete"], (code, doc.get("refused"), doc.get("exited"))
     assert len(doc["windows"]) == WINDOWS and all((out / w["raw"]).exists() for w in doc["windows"])
+    lead = doc["lead_in"]  # one window of the same load before window 0, recorded, not judged
+    assert lead["t_s"] == -1 and lead["answered"] > 0 and (out / lead["raw"]).exists() and "lead-in" in lead["flags"]
+    assert doc["verdicts"]["lead_in"]["window"]["i"] == -1
     assert (out / "report.html").read_text().count("<svg") == 4  # no GC chart: Python has no GC log here
     return doc
 

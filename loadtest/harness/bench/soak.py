@@ -38,6 +38,19 @@ PEAK_PROBE_S = 10.0           # the closed-loop run that measures the peak when 
 OHA_GRACE_S = 30.0            # beyond the window and the request timeout, before a window's oha is killed
 
 
+# The thresholds a make variable sets: field, variable, lowest value.
+THRESHOLD_KNOBS = (("leak_mib_per_h", "LEAK_MIB_PER_H", 0.0), ("leak_min_mib", "LEAK_MIN_MIB", 0.0),
+                   ("stall_factor", "STALL_FACTOR", 1.0), ("stall_floor_ms", "STALL_FLOOR_MS", 0.0))
+
+
+def thresholds_from(env, base: soak_verdicts.Thresholds) -> soak_verdicts.Thresholds:
+    """`base` with every threshold `env` sets (LEAK_MIB_PER_H=...) over it; ab.Usage on a bad value."""
+    th = soak_verdicts.Thresholds(**base.as_dict())
+    for key, name, low in THRESHOLD_KNOBS:
+        setattr(th, key, ab.number(env, name, float, getattr(th, key), low))
+    return th
+
+
 @dataclass
 class SoakSettings:
     stack: str
@@ -77,11 +90,7 @@ class SoakSettings:
         s.foreign_max = ab.number(env, "FOREIGN_MAX", float, s.foreign_max, 0.0)
         s.progress_s = ab.number(env, "PROGRESS", float, s.progress_s, 1.0)
         s.build = (env.get("BUILD") or "").strip() not in ("0", "no", "false")
-        t = s.thresholds
-        t.leak_mib_per_h = ab.number(env, "LEAK_MIB_PER_H", float, t.leak_mib_per_h, 0.0)
-        t.leak_min_mib = ab.number(env, "LEAK_MIN_MIB", float, t.leak_min_mib, 0.0)
-        t.stall_factor = ab.number(env, "STALL_FACTOR", float, t.stall_factor, 1.0)
-        t.stall_floor_ms = ab.number(env, "STALL_FLOOR_MS", float, t.stall_floor_ms, 0.0)
+        s.thresholds = thresholds_from(env, s.thresholds)
         if s.rate_fraction > 1:
             raise ab.Usage(f"RATE_FRACTION={s.rate_fraction:g}: a fraction of the peak, at most 1")
         return s
@@ -112,8 +121,7 @@ class SoakSettings:
         if self.warmup_max != Settings.warmup_max:
             words.append(f"WARMUP_MAX={self.warmup_max:g}")
         defaults = soak_verdicts.Thresholds()
-        for key, name in (("leak_mib_per_h", "LEAK_MIB_PER_H"), ("leak_min_mib", "LEAK_MIN_MIB"),
-                          ("stall_factor", "STALL_FACTOR"), ("stall_floor_ms", "STALL_FLOOR_MS")):
+        for key, name, _ in THRESHOLD_KNOBS:
             if getattr(self.thresholds, key) != getattr(defaults, key):
                 words.append(f"{name}={getattr(self.thresholds, key):g}")
         if layout.source.startswith("environment"):
@@ -270,7 +278,7 @@ class Soak:
                     "gc": {"runtime": self.gc_kind, "log": None, "available": False,
                            "why_not": gclog.NO_GC_LOG.get(self.gc_kind), "pauses": []},
                     "proof": None, "warmup": None, "peak_probe": None, "soak_started": None,
-                    "windows": [], "processes": {}, "verdicts": None}
+                    "lead_in": None, "windows": [], "processes": {}, "verdicts": None}
         self.save()
         started = self.bench.setup_services()
         try:
@@ -331,9 +339,10 @@ class Soak:
         self.doc["plan"].update(rate_rps=rate, connections=connections, windows=n, window_s=cfg.window,
                                 duration_s=n * cfg.window)
         self.save()
-        eta = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=n * cfg.window + 5)
+        eta = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=(n + 1) * cfg.window + 5)
         self.say(f"soak: {stack.name} /{cfg.endpoint} at {rate:,} req/s ({self.doc['plan']['rate_source']}), "
-                 f"{connections} connections, {plan.fmt(n * cfg.window)} in {n} windows of {cfg.window} s; "
+                 f"{connections} connections, {plan.fmt(n * cfg.window)} in {n} windows of {cfg.window} s after a "
+                 f"lead-in window; "
                  f"GC: {self.doc['gc']['log'] or self.doc['gc']['why_not']}", flush=True)
         self.say(f"soak: CPUs server={self.layout.as_dict()['server']} loadgen={self.layout.as_dict()['loadgen']}; "
                  f"ends about {eta.strftime('%H:%M:%S')} UTC; results in {self.dir}", flush=True)
@@ -391,18 +400,27 @@ class Soak:
         readings: dict[int, Reading] = {}
         done: dict[int, dict] = {}
         loads: dict[int, dict] = {}
-        t0 = time.monotonic()
-        self.doc["soak_started"] = time.time()
+        # The lead-in (k = -1): one window of the soak's own load, launched like the others, whose
+        # end is the first judged window's start. It takes the start of the load (oha's first
+        # process and connections, the server's first requests from this client, which the wrk
+        # warm-up did not send), so that window 0 starts like every later one: with the previous
+        # window's oha finishing. Recorded and reported, not judged (soak_verdicts.lead_in_verdict).
+        lead = time.monotonic()
+        t0 = lead + cfg.window
+        self.doc["soak_started"] = time.time() + cfg.window
         ticker = Ticker(self, t0, n)
-        for k in range(n + 1):
+        for k in range(-1, n + 1):
             _sleep_until(t0 + k * cfg.window)
             if k < n:
                 self.launch(k, cmd)
             readings[k] = read_boundary(self.running.pid, bench.backend_pids)
             self.doc["processes"].update({str(p): s for p, s in readings[k].started.items()})
-            if k > 0:
+            if k - 1 in readings:
                 done[k - 1] = accounting(readings.pop(k - 1), readings[k], acct, cfg.foreign_max)
             self.collect(loads, rate, block=(k == n))
+            if -1 in loads and -1 in done:
+                self.doc["lead_in"] = {**loads.pop(-1), **done.pop(-1)}
+                ticker.lead_in(self.doc["lead_in"])
             # In order: a window whose oha still waits for requests a stall holds ends after the next one.
             while len(self.doc["windows"]) in done and len(self.doc["windows"]) in loads:
                 i = len(self.doc["windows"])
@@ -412,13 +430,13 @@ class Soak:
             self.save()
             if not self.running.alive():
                 self.doc["exited"] = (f"{stack.name} exited (code {self.running.proc.returncode}) after "
-                                      f"{plan.fmt(time.monotonic() - t0)} of the soak; see raw/stack-run.log")
+                                      f"{plan.fmt(max(0.0, time.monotonic() - t0))} of the soak; see raw/stack-run.log")
                 self.say(f"soak: ⚑ {self.doc['exited']}", flush=True)
                 return
             ticker.maybe_progress()
 
     def launch(self, k: int, cmd: list[str]) -> None:
-        out = self.dir / "raw" / "windows" / f"w{k:05d}.json"
+        out = self.dir / "raw" / "windows" / ("lead-in.json" if k < 0 else f"w{k:05d}.json")
         with open(out, "w") as stdout, open(out.with_suffix(".err"), "w") as stderr:
             # Its own session: a Ctrl-C on the terminal reaches the harness, which stops it, not oha
             # (which would print a partial window and exit).
@@ -464,11 +482,19 @@ class Soak:
         conclude(self.doc, self.dir, self.cfg.thresholds)
 
 
-def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds) -> None:
-    """GC pauses read from the logs and placed in the windows; the verdicts; the flags of each window."""
+def gc_logs_kept(doc: dict, out_dir: pathlib.Path) -> bool:
+    """Whether out_dir still holds the runtime's GC log (a results.json copied alone does not)."""
+    if doc["gc"]["runtime"] == "jvm":
+        return any((out_dir / "raw" / "gc").glob("gc-*.log"))
+    return doc["gc"]["runtime"] == "node" and (out_dir / "raw" / "stack-run.log").exists()
+
+
+def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds, read_gc: bool = True) -> None:
+    """GC pauses read from the logs and placed in the windows; the verdicts; the flags of each window.
+    `read_gc` False keeps the pauses already in doc (re-judging a soak whose logs are gone)."""
     gc = doc["gc"]
     started = {int(p): s for p, s in doc.get("processes", {}).items()}
-    if gc["runtime"] in ("jvm", "node") and doc.get("soak_started"):
+    if gc["runtime"] in ("jvm", "node") and doc.get("soak_started") and read_gc:
         pauses, gc["unreadable_lines"] = gclog.read(gc["runtime"], out_dir / "raw" / "gc", out_dir / "raw" / "stack-run.log",
                                                     started)
         gc["available"] = bool(pauses) or gc["runtime"] == "jvm" and any((out_dir / "raw" / "gc").glob("gc-*.log"))
@@ -479,6 +505,11 @@ def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds) -> 
         gc["pauses"] = [[None if p.t is None else round(p.t - t0, 3), p.ms, p.kind, p.pid]
                         for p in pauses if p.t is None or t0 <= p.t < end]
         gc["before_soak"] = sum(1 for p in pauses if p.t is not None and p.t < t0)
+        lead = doc.get("lead_in")
+        if lead:
+            during = [p.ms for p in pauses if p.t is not None and t0 + lead["t_s"] <= p.t < t0]
+            lead.update(gc_pauses=len(during) if gc["available"] else None,
+                        gc_longest_ms=max(during, default=0.0) if gc["available"] else None)
     elif not doc.get("soak_started"):
         gc["why_not"] = gc["why_not"] or "the soak never reached its load"
     for w in doc["windows"]:
@@ -486,14 +517,52 @@ def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds) -> 
         w["gc_pauses"] = len(inside) if gc["available"] else None
         w["gc_total_ms"] = round(sum(p[1] for p in inside), 3) if gc["available"] else None
         w["gc_longest_ms"] = max((p[1] for p in inside), default=0.0) if gc["available"] else None
+    # A soak recorded before lead-ins existed has no "lead_in" key: its first window was the start of the load.
+    first_is_lead_in = "lead_in" not in doc
     doc["verdicts"] = soak_verdicts.judge(doc["windows"], gc["pauses"], gc["available"], gc["why_not"], th,
-                                          doc.get("exited"))
+                                          doc.get("exited"), doc.get("lead_in"), first_is_lead_in)
     threshold = doc["verdicts"]["latency"]["threshold_ms"]
-    for w in doc["windows"]:
-        w["flags"] = (soak_verdicts.window_flags(w, threshold, th) + (["disturbed"] if w.get("disturbed") else [])
+    lead_ins = [doc["lead_in"]] if doc.get("lead_in") else doc["windows"][:1] if first_is_lead_in else []
+    for w in ([doc["lead_in"]] if doc.get("lead_in") else []) + doc["windows"]:
+        flags = soak_verdicts.window_flags(w, threshold, th)
+        if any(w is x for x in lead_ins):
+            flags = ["lead-in"] + [f for f in flags if f == "errors"]
+        w["flags"] = (flags + (["disturbed"] if w.get("disturbed") else [])
                       + (["generator-saturated"] if w.get("generator_saturated") else []))
     doc["complete"] = bool(doc["windows"]) and not doc.get("interrupted") and not doc.get("refused") and not doc.get("exited") \
         and len(doc["windows"]) == (doc.get("plan") or {}).get("windows")
+
+
+def thresholds_for(doc: dict, env=None) -> soak_verdicts.Thresholds:
+    """The thresholds to judge a stored soak by: this harness's defaults; over them the ones the
+    soak's own command set (LEAK_MIB_PER_H=... given to make soak is part of what was asked, and
+    SoakSettings.command writes only those that differ from the defaults); over them the ones `env`
+    sets (make report RESULTS=... STALL_FLOOR_MS=100)."""
+    try:
+        words = shlex.split(doc.get("command") or "")
+    except ValueError:
+        words = []
+    asked = dict(w.split("=", 1) for w in words if "=" in w)
+    th = thresholds_from({name: asked[name] for _, name, _ in THRESHOLD_KNOBS if name in asked},
+                         soak_verdicts.Thresholds())
+    return thresholds_from(os.environ if env is None else env, th)
+
+
+def rejudge(doc: dict, out_dir: pathlib.Path, env=None) -> dict | None:
+    """The verdicts of a stored soak drawn again from its windows with this harness's code and
+    thresholds (thresholds_for), the GC pauses read again from raw/gc when the logs are still there.
+    The verdicts it was saved with are kept once, as `verdicts_as_run`; `rejudged` says when, by
+    which commit, and the flags before. Returns that record (None: nothing was measured to judge)."""
+    if doc.get("verdicts") is None or not doc.get("windows"):
+        return None
+    before = list(doc["verdicts"].get("flags") or [])
+    doc.setdefault("verdicts_as_run", doc["verdicts"])
+    th = thresholds_for(doc, env)
+    conclude(doc, out_dir, th, read_gc=gc_logs_kept(doc, out_dir))
+    doc["rejudged"] = {"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                       "git": machine.git(), "flags_before": before, "flags": doc["verdicts"]["flags"],
+                       "flags_as_run": doc["verdicts_as_run"].get("flags") or []}
+    return doc["rejudged"]
 
 
 class Ticker:
@@ -521,6 +590,9 @@ class Ticker:
                 self.soak.say(f"soak: [{plan.fmt(w['t_s'])}] ⚑ {'+'.join(flags)}: {describe_window(w)} "
                               f"(stall threshold {threshold:,.1f} ms)", flush=True)
             self.streak, self.streak_from = flags, w["t_s"]
+
+    def lead_in(self, w: dict) -> None:
+        self.soak.say(f"soak: lead-in (not judged): {describe_window(w)}", flush=True)
 
     def maybe_progress(self) -> None:
         now = time.monotonic()
@@ -600,6 +672,24 @@ def read(path) -> dict:
     return doc
 
 
+def report_again(out_dir: pathlib.Path, env=None, say=print) -> pathlib.Path:
+    """`make report RESULTS=results/soak-<...>`: the verdicts drawn again (rejudge), results.json
+    rewritten with them, then the reports."""
+    doc = read(out_dir)
+    done = rejudge(doc, out_dir, env)
+    if done is not None:
+        write(doc, out_dir)
+        th = doc["verdicts"]["thresholds"]
+        said = ", ".join(f"{k} {v:g}" for k, v in th.items())
+        was = " ".join(done["flags_before"]) or "none"
+        now = " ".join(done["flags"]) or "none"
+        say(f"soak: verdicts drawn again from the {len(doc['windows'])} stored windows with this harness "
+            f"(commit {(done['git'].get('commit') or '?')[:12]}; thresholds: {said}): flags {was} -> {now}"
+            + ("" if done["flags_as_run"] == done["flags_before"] else
+               f" (as the soak ran: {' '.join(done['flags_as_run']) or 'none'})"))
+    return render(out_dir, doc)
+
+
 def is_soak(path) -> bool:
     path = pathlib.Path(path)
     path = path / "results.json" if path.is_dir() else path
@@ -614,9 +704,9 @@ def results_dir(path) -> pathlib.Path:
     return path if path.is_dir() else path.parent
 
 
-def render(out_dir: pathlib.Path) -> pathlib.Path:
+def render(out_dir: pathlib.Path, doc: dict | None = None) -> pathlib.Path:
     from . import soak_report
-    doc = read(out_dir)
+    doc = read(out_dir) if doc is None else doc
     (out_dir / "report.md").write_text(soak_report.render_md(doc))
     (out_dir / "report.html").write_text(soak_report.render_html(doc))
     return out_dir

@@ -12,7 +12,7 @@ FLAG = "⚑"
 COLOURS = {"p50": "#2ca02c", "p99": "#1f77b4", "max": "#d62728", "offered": "#7f7f7f", "answered": "#1f77b4",
            "errors": "#d62728", "RSS": "#9467bd", "PSS": "#8c564b", "fit over the second half": "#555",
            "server CPU": "#ff7f0e", "GC pause": "#d62728", "longest pause in the window": "#1f77b4"}
-CAVEATS = {"disturbed", "generator-saturated"}  # window flags that say the figure may not be the server's alone
+CAVEATS = {"disturbed", "generator-saturated", "lead-in"}  # window flags that flag nothing (a caveat, or not judged)
 MAX_LISTED = 30  # flagged windows listed in the report; all of them are in results.json
 
 
@@ -50,6 +50,12 @@ def facts(doc: dict) -> list[str]:
     out.append(f"stack environment: `{doc['env_text']}`" if doc.get("env_text") else "stack environment: the defaults")
     gc = doc["gc"]
     out.append(f"GC log: {gc['log']}" if gc.get("log") else f"GC: {gc.get('why_not')}")
+    again = doc.get("rejudged")
+    if again:
+        as_run = " ".join(again.get("flags_as_run") or []) or "none"
+        out.append(f"verdicts drawn again from the stored windows on {again['at']} by commit "
+                   f"`{((again.get('git') or {}).get('commit') or '?')[:12]}` (`make report`); as the soak ran, the flags were: "
+                   f"{as_run}")
     return out
 
 
@@ -63,11 +69,15 @@ def verdict_rows(doc: dict) -> list[list[str]]:
     def mark(flag):
         return f"{FLAG} " if flag else "ok "
     rows = [
-        ["memory", ("– cannot tell" if mem["leak"] is None else mark(mem["leak"]) + ("leak" if mem["leak"] else "no leak")),
-         mem["why"], f"> {th['leak_mib_per_h']:g} MiB/h, 95% interval above 0, > {th['leak_min_mib']:g} MiB over the span"],
-        ["latency", mark(lat["stall"]) + (f"{len(lat['stall_windows'])} stall window(s)" if lat["stall"] else "no stall"),
+        ["memory", ("– cannot tell" if mem["leak"] is None else mark(mem["leak"]) + (
+            "leak" if mem["leak"] else "levelled off" if mem.get("levelled_off") else "no leak")),
+         mem["why"], f"> {th['leak_mib_per_h']:g} MiB/h, 95% interval above 0, > {th['leak_min_mib']:g} MiB over the span, "
+         "and over the last quarter > that rate with its interval above 0"],
+        ["latency", (mark(True) + f"{len(lat['stall_windows'])} stall window(s)" if lat["stall"] else
+                     mark(True) + f"{len(lat['stall_windows'])} stall window(s), all disturbed" if lat.get("disturbed_stall") else
+                     mark(False) + "no stall"),
          lat["why"], f"p99 or max > max({th['stall_factor']:g} x the usual p99 (10th percentile of the windows'), "
-         f"{th['stall_floor_ms']:g} ms), or no answers"],
+         f"{th['stall_floor_ms']:g} ms), or no answers; `disturbed-stall` when every such window is disturbed or next to one"],
         ["GC", (mark(gc["flagged"]) + (f"longest {report_md.fmt_ms(gc['longest_ms'])} ms" if gc.get("longest_ms") is not None
                                       else "no pause")) if gc["available"] else "no GC log",
          gc["why"] or "", f"a pause > {lat['threshold_ms']:,.1f} ms (the stall threshold)" if gc["available"] else ""],
@@ -75,6 +85,10 @@ def verdict_rows(doc: dict) -> list[list[str]]:
         ["throughput", mark(thr["behind"]) + ("behind" if thr["behind"] else "kept up"), thr["why"],
          f"< {th['behind_fraction']:.0%} of offered, in a window or overall"],
     ]
+    lead = v.get("lead_in")
+    if lead and lead.get("window"):
+        rows.append(["start", "– lead-in" + (", over the stall threshold" if lead["over_threshold"] else ""),
+                     lead["why"], "never: the start of the load is shown, not judged"])
     if doc.get("exited"):
         rows.append(["stack", f"{FLAG} exited", doc["exited"], "alive to the end"])
     return rows

@@ -65,15 +65,24 @@ def second_half(windows: list) -> list:
     return [w for w in windows if w["t_s"] >= end / 2]
 
 
+TAIL_FRACTION = 0.25  # the last quarter: is memory still growing at the end?
+
+
 def memory(windows: list, th: Thresholds) -> dict:
     """RSS of the server's tree over the second half: Theil-Sen slope in MiB per hour with its 95%
     interval. A leak: slope above leak_mib_per_h, the interval's low end above zero (growth beyond
-    the fit's own spread), and more than leak_min_mib of growth over the fitted span."""
+    the fit's own spread), more than leak_min_mib of growth over the fitted span, and still growing
+    over the last quarter (its own slope above leak_mib_per_h, its interval above zero). Growth
+    that stopped before the end is growth to a bound, not a leak: a JVM heap filling up to -Xmx
+    (java-tomcat's RSS rose 195 -> 625 MiB over 23 minutes of a 30-minute soak, then stayed at
+    625-626 MiB), which the second half's fit alone called a leak of 898 MiB/h."""
     half = [w for w in second_half(windows) if w.get("rss_bytes")]
     fit = theil_sen([(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in half])
     out = {"fitted": "rss_bytes of the windows in the second half, MiB against hours",
            "windows": len(half), "slope_mib_per_h": None, "low_mib_per_h": None, "high_mib_per_h": None,
            "growth_mib": None, "from_s": None, "to_s": None, "intercept_mib": None,
+           "tail_slope_mib_per_h": None, "tail_low_mib_per_h": None, "tail_high_mib_per_h": None, "tail_from_s": None,
+           "levelled_off": None,
            "threshold_mib_per_h": th.leak_mib_per_h, "threshold_growth_mib": th.leak_min_mib, "leak": None}
     if fit is None:
         out["why"] = "fewer than 3 memory samples in the second half: no slope"
@@ -84,13 +93,29 @@ def memory(windows: list, th: Thresholds) -> dict:
     growth = slope * span_h
     out.update(slope_mib_per_h=round(slope, 2), low_mib_per_h=round(low, 2), high_mib_per_h=round(high, 2),
                growth_mib=round(growth, 2), from_s=fit["x_from"], to_s=fit["x_to"], intercept_mib=fit["intercept"])
-    out["leak"] = slope > th.leak_mib_per_h and low > 0 and growth > th.leak_min_mib
+    grew = slope > th.leak_mib_per_h and low > 0 and growth > th.leak_min_mib
+    end = windows[-1]["t_s"] + windows[-1]["seconds"]
+    tail = [w for w in half if w["t_s"] >= end * (1 - TAIL_FRACTION)]
+    tail_fit = theil_sen([(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in tail])
+    still = True  # too few windows in the last quarter to tell: the second half decides
+    if tail_fit is not None:
+        t_slope, t_low, t_high = tail_fit["slope"] * per_h, tail_fit["low"] * per_h, tail_fit["high"] * per_h
+        out.update(tail_slope_mib_per_h=round(t_slope, 2), tail_low_mib_per_h=round(t_low, 2),
+                   tail_high_mib_per_h=round(t_high, 2), tail_from_s=tail_fit["x_from"])
+        still = t_slope > th.leak_mib_per_h and t_low > 0
+    out["levelled_off"] = grew and not still
+    out["leak"] = grew and still
+    tail_text = ("" if tail_fit is None else
+                 f"; over the last quarter {out['tail_slope_mib_per_h']:,.1f} MiB/h (95% interval "
+                 f"{out['tail_low_mib_per_h']:,.1f} to {out['tail_high_mib_per_h']:,.1f})")
     out["why"] = (f"RSS grew {slope:,.1f} MiB/h (95% interval {low:,.1f} to {high:,.1f}) over the second half, "
-                  f"{growth:+,.1f} MiB in {span_h * 60:,.1f} min"
+                  f"{growth:+,.1f} MiB in {span_h * 60:,.1f} min" + tail_text
                   + (f": a leak (above {th.leak_mib_per_h:g} MiB/h, the interval above zero, more than "
-                     f"{th.leak_min_mib:g} MiB)" if out["leak"] else
+                     f"{th.leak_min_mib:g} MiB, and still growing over the last quarter)" if out["leak"] else
+                     f": it levelled off at {fit['y_max']:,.0f} MiB before the end, growth to a bound (a heap reaching "
+                     f"its maximum size, a pool or cache filling), not a leak" if out["levelled_off"] else
                      f": no leak (a leak needs above {th.leak_mib_per_h:g} MiB/h, the interval above zero and more "
-                     f"than {th.leak_min_mib:g} MiB)"))
+                     f"than {th.leak_min_mib:g} MiB, still growing over the last quarter)"))
     return out
 
 
@@ -117,10 +142,14 @@ def latency(windows: list, th: Thresholds) -> dict:
     median_p99, baseline = stats.median(p99s), baseline_p99(p99s)
     threshold = stall_threshold(p99s, th)
     stalls = [w["i"] for w in windows if is_stall(w, threshold)]
+    near = disturbed_near(windows)
+    disturbed = [i for i in stalls if i in near]
+    own = [i for i in stalls if i not in near]
     worst = max(windows, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
     longest = max((w for w in windows if w.get("max_ms") is not None), key=lambda w: w["max_ms"], default=None)
     out = {"median_p50_ms": stats.median([w.get("p50_ms") for w in windows]), "median_p99_ms": median_p99,
-           "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(stalls),
+           "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(own),
+           "disturbed_stall_windows": disturbed, "disturbed_stall": bool(disturbed) and not own,
            "worst_window": None if worst is None else {k: worst.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
            "slowest_request_ms": None if longest is None else longest["max_ms"],
            "slowest_request_window": None if longest is None else longest["i"]}
@@ -129,10 +158,24 @@ def latency(windows: list, th: Thresholds) -> dict:
     else:
         w = worst
         out["why"] = ((f"{len(stalls)} stall window(s) of {len(windows)}" if stalls else f"no stall in {len(windows)} windows")
+                      + (f", {len(disturbed)} of them disturbed (other processes took more than their share of the "
+                         f"machine in that window or next to it)" if disturbed else "")
                       + f" (threshold {threshold:,.1f} ms = max({th.stall_factor:g} x the usual p99 "
                       f"{baseline or 0:,.2f} ms, {th.stall_floor_ms:g} ms)); worst window at {w['t_s']:,.0f} s: "
                       + ("no answers" if w.get("p99_ms") is None else
                          f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms"))
+    return out
+
+
+def disturbed_near(windows: list) -> set:
+    """Indices of the windows that are disturbed (other processes over foreign_max of the machine) or
+    next to one. Next to one too: a stall that starts late in a window shows in its p99, while the
+    CPU taken from the server or the generator is mostly counted in the next window, and -w keeps a
+    window's oha waiting for requests the next window's disturbance holds."""
+    out = set()
+    for k, w in enumerate(windows):
+        if w.get("disturbed"):
+            out.update(x["i"] for x in windows[max(0, k - 1):k + 2])
     return out
 
 
@@ -193,25 +236,61 @@ def gc(pauses: list, available: bool, why_not: str | None, soak_s: float, thresh
 
 FLAGS = {"leak": "memory kept growing over the second half",
          "stall": "the server stopped answering for a while (a window's p99 or max far above the soak's usual p99)",
+         "disturbed-stall": "stalls only in or next to windows where other processes took more than their share of the "
+                            "machine: not attributable to the server; soak it again on a quiet machine",
          "behind": "the server answered less than the offered rate",
          "errors": "some requests failed (non-2xx, socket errors, timeouts)",
          "gc-stall": "a GC pause as long as a stall",
          "exited": "the stack exited during the soak"}
 
 
+def lead_in_verdict(w: dict | None, source: str | None, threshold_ms: float, th: Thresholds) -> dict:
+    """The lead-in (soak.py: one window of the soak's own load before the first judged one), shown
+    with what the stall and behind rules would have said of it, but not judged: it holds the start of
+    the load (the generator's first connections, the server's first requests from this client)."""
+    if w is None:
+        return {"window": None, "source": None, "over_threshold": None, "behind": None,
+                "why": "no lead-in recorded"}
+    stalled = is_stall(w, threshold_ms)
+    behind = bool(w.get("offered")) and (w.get("answered") or 0) < th.behind_fraction * w["offered"]
+    figures = ("no answers" if not w.get("answered") else
+               f"p99 {w.get('p99_ms') or 0:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms, answered "
+               f"{w['answered']:,} of {w['offered']:,}")
+    return {"window": {k: w.get(k) for k in ("i", "t_s", "seconds", "offered", "answered", "p50_ms", "p99_ms", "max_ms")},
+            "source": source, "over_threshold": stalled, "behind": behind,
+            "why": f"{source}: {figures}"
+                   + (f"; over the stall threshold ({threshold_ms:,.1f} ms)" if stalled else "")
+                   + (f"; under {th.behind_fraction:.0%} answered" if behind else "")
+                   + "; not judged (the start of the load)"}
+
+
 def judge(windows: list, pauses: list, gc_available: bool, gc_why_not: str | None, th: Thresholds,
-          exited: str | None = None) -> dict:
+          exited: str | None = None, lead_in: dict | None = None, first_is_lead_in: bool = False) -> dict:
+    """The verdicts. `lead_in`: the soak's lead-in window, shown, not judged. `first_is_lead_in`: a
+    soak recorded before lead-ins existed: its first window held the start of the load, so it plays
+    the lead-in's part (left out of the stall, behind and GC verdicts, shown as the lead-in); its
+    errors still count, as the lead-in's do."""
+    source = "the lead-in window"
+    if first_is_lead_in and windows:
+        lead_in, windows = windows[0], windows[1:]
+        source = "the first window, the lead-in of a soak recorded without one"
+        start = lead_in["t_s"] + lead_in["seconds"]
+        pauses = [p for p in pauses if p[0] is None or p[0] >= start]
     soak_s = sum(w["seconds"] for w in windows)
     lat = latency(windows, th)
     out = {"thresholds": th.as_dict(), "windows": len(windows), "seconds": soak_s,
            "memory": memory(windows, th), "latency": lat, "throughput": throughput(windows, th),
-           "errors": errors(windows), "gc": gc(pauses, gc_available, gc_why_not, soak_s, lat["threshold_ms"]),
+           "errors": errors(windows + ([lead_in] if lead_in else [])),
+           "gc": gc(pauses, gc_available, gc_why_not, soak_s, lat["threshold_ms"]),
+           "lead_in": lead_in_verdict(lead_in, source if lead_in else None, lat["threshold_ms"], th),
            "exited": exited}
     flags = []
     if out["memory"]["leak"]:
         flags.append("leak")
     if lat["stall"]:
         flags.append("stall")
+    if lat["disturbed_stall"]:
+        flags.append("disturbed-stall")
     if out["throughput"]["behind"]:
         flags.append("behind")
     if out["errors"]["flagged"]:
