@@ -299,10 +299,17 @@ final class App
      */
     private const MAX_INFLIGHT_WORKER = 20000;
 
-    /** @var array<int, Channel> per connection: the request whose response goes out last */
-    private array $last = [];
-    /** @var array<int, int> per connection: requests being answered */
-    private array $inflight = [];
+    /**
+     * @var array<int, int> per connection with requests in flight: how many it has received, so
+     * the turn of the next one (0, 1, ...). Its responses go out in turn order ($written); both
+     * entries are dropped when the last response in flight is written, so a connection has
+     * requests in flight exactly when it is a key here.
+     */
+    private array $received = [];
+    /** @var array<int, int> per connection with requests in flight: responses written, so whose turn it is */
+    private array $written = [];
+    /** @var array<int, array<int, Channel>> per connection: requests ready before their turn, by turn */
+    private array $waiting = [];
     /** requests being answered, all connections of this worker */
     private int $inflightWorker = 0;
     /** @var array<int, true> connections whose output reached buffer_high_watermark (onBufferFull) */
@@ -473,7 +480,7 @@ final class App
     }
 
     /** @return array{int, string, string} status, content type, body */
-    private function route(Request $req, float $started): array
+    private function route(Request $req): array
     {
         $path = $req->server['request_uri'] ?? '/';
         if (!isset(ROUTES[$path])) {
@@ -495,7 +502,8 @@ final class App
             return [400, TEXT, ERRORS[400]];
         }
         try {
-            $message = $this->fetch($path, $id, $started + TIMEOUT);
+            // The deadline counts from the request's arrival: nothing before this point yields.
+            $message = $this->fetch($path, $id, microtime(true) + TIMEOUT);
         } catch (Unavailable $e) {
             fwrite(STDERR, "php-swoole: $path?id=$id: backend unavailable: {$e->getMessage()}\n");
             return [503, TEXT, ERRORS[503]];
@@ -511,29 +519,56 @@ final class App
 
     public function handle(Request $req, Response $res): void
     {
-        $started = microtime(true);
         $fd = $req->fd;
-        $inflight = ($this->inflight[$fd] ?? 0) + 1;
-        if ($inflight > 1 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER) {
+        $turn = $this->received[$fd] ?? 0;
+        if ($turn !== 0 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER) {
             $res->close();
             return;
         }
-        $this->inflight[$fd] = $inflight;
+        $this->received[$fd] = $turn + 1;
         $this->inflightWorker++;
-        if ($inflight >= self::MAX_INFLIGHT) {
+        // $turn + 1 bounds the connection's requests in flight: the exact count only when it may matter.
+        if ($turn + 1 >= self::MAX_INFLIGHT && $this->inflight($fd) >= self::MAX_INFLIGHT) {
             $this->throttle($fd);
         }
         try {
-            $this->answer($req, $res, $fd, $started);
+            $this->answer($req, $res, $fd, $turn);
         } finally {
             $this->inflightWorker--;
-            $left = --$this->inflight[$fd];
-            if ($left === 0) {
-                unset($this->inflight[$fd]);
+            $this->advance($fd, $turn);
+        }
+    }
+
+    /** Requests received on the connection and not yet answered. */
+    private function inflight(int $fd): int
+    {
+        return ($this->received[$fd] ?? 0) - ($this->written[$fd] ?? 0);
+    }
+
+    /**
+     * The response of the request with this turn is written (or the request ended without one):
+     * the next request on the connection may write its own; wakes it if it is waiting.
+     */
+    private function advance(int $fd, int $turn): void
+    {
+        $next = $turn + 1;
+        $received = $this->received[$fd];
+        if ($next === $received) {
+            // Nothing else in flight on this connection: the common case, one request at a time.
+            unset($this->received[$fd], $this->written[$fd]);
+            return;
+        }
+        $this->written[$fd] = $next;
+        if (isset($this->waiting[$fd][$next])) {
+            $ready = $this->waiting[$fd][$next];
+            unset($this->waiting[$fd][$next]);
+            if ($this->waiting[$fd] === []) {
+                unset($this->waiting[$fd]);
             }
-            if ($left === self::RESUME_INFLIGHT) {
-                $this->unthrottle($fd);
-            }
+            $ready->push(true);
+        }
+        if ($received - $next === self::RESUME_INFLIGHT) {
+            $this->unthrottle($fd);
         }
     }
 
@@ -544,8 +579,8 @@ final class App
     private function refusal(Request $req): int
     {
         $data = $req->getData();
-        if (!is_string($data)) {
-            return 0;
+        if (!is_string($data) || strlen($data) <= MAX_REQUEST_LINE) {
+            return 0; // within both limits, however it is split: the common case, no scan
         }
         $line = strpos($data, "\r\n");
         if ($line === false) {
@@ -558,19 +593,14 @@ final class App
         return $head === false || $head + 4 > MAX_HEAD ? 431 : 0;
     }
 
-    private function answer(Request $req, Response $res, int $fd, float $started): void
+    private function answer(Request $req, Response $res, int $fd, int $turn): void
     {
-        // Pipelined requests on one connection run as concurrent coroutines; their responses
-        // must still go out in request order: each waits for the one before it on its connection.
-        $before = $this->last[$fd] ?? null;
-        $mine = new Channel(1);
-        $this->last[$fd] = $mine;
         $refused = $this->refusal($req);
         if ($refused !== 0) {
             [$status, $type, $body] = [$refused, TEXT, ERRORS[$refused]];
         } else {
             try {
-                [$status, $type, $body] = $this->route($req, $started);
+                [$status, $type, $body] = $this->route($req);
             } catch (Throwable $e) {
                 fwrite(STDERR, "php-swoole: $e\n");
                 [$status, $type, $body] = [500, TEXT, ERRORS[500]];
@@ -581,8 +611,14 @@ final class App
         // data"), so a request pipelined behind one would never be answered (README).
         $close = $refused !== 0 || isset($req->header['transfer-encoding'])
             || (($req->header['content-length'] ?? '0') !== '0');
-        if ($before !== null) {
-            $before->pop();
+        // Pipelined requests on one connection run as concurrent coroutines; their responses must
+        // still go out in request order. A request whose turn has not come (one before it on its
+        // connection is not answered yet) waits to be woken by advance(); one request at a time
+        // on a connection, the common case, never waits.
+        if (($this->written[$fd] ?? 0) !== $turn) {
+            $ready = new Channel(1);
+            $this->waiting[$fd][$turn] = $ready;
+            $ready->pop();
         }
         $res->status($status);
         // Replaces Swoole's own `Server: swoole-http-server` and default text/html Content-Type;
@@ -606,10 +642,6 @@ final class App
             // Queued behind the response when it is not written yet (BaseFactory::end).
             $this->server->close($fd);
         }
-        $mine->push(true);
-        if (($this->last[$fd] ?? null) === $mine) {
-            unset($this->last[$fd]);
-        }
     }
 
     // ---- back-pressure: stop reading from a client whose answers back up
@@ -627,7 +659,7 @@ final class App
         $this->pausing[$fd] = true;
         Event::defer(function () use ($fd) {
             unset($this->pausing[$fd]);
-            if (isset($this->outFull[$fd]) || ($this->inflight[$fd] ?? 0) >= self::MAX_INFLIGHT) {
+            if (isset($this->outFull[$fd]) || $this->inflight($fd) >= self::MAX_INFLIGHT) {
                 $this->server->pause($fd);
             }
         });
@@ -635,7 +667,7 @@ final class App
 
     private function unthrottle(int $fd): void
     {
-        if (!isset($this->outFull[$fd]) && ($this->inflight[$fd] ?? 0) <= self::RESUME_INFLIGHT) {
+        if (!isset($this->outFull[$fd]) && $this->inflight($fd) <= self::RESUME_INFLIGHT) {
             $this->server->resume($fd);
         }
     }
@@ -689,7 +721,7 @@ final class App
                 unset($this->connectedAt[$fd], $this->headSince[$fd]);
                 continue;
             }
-            if (isset($this->inflight[$fd])) {
+            if (isset($this->received[$fd])) {
                 unset($this->headSince[$fd]);
                 continue;
             }
