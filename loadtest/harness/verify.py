@@ -466,8 +466,8 @@ def check_backend_errors(target: Target, cases=BACKEND_ERROR_CASES) -> list[Chec
             problems += [f"the error proxy could not follow: {p}" for p in proxy.problems]
         problems += _expect_recovery(target, case.backend)
         checks.append(Check(case.label, not problems, "; ".join(problems) or
-                            f"{case.status} within the deadline" + (f" ({said})" if said else "")
-                            + f", /hello served, 200 within {RECOVERY_WITHIN:.0f}s after"))
+                            f"{case.status} within the deadline" + (f": {said};" if said else ",")
+                            + f" /hello served, 200 within {RECOVERY_WITHIN:.0f}s after"))
     return checks
 
 

@@ -55,8 +55,8 @@ def connect(prefix: str) -> socket.socket:
         raise Unavailable(str(e)) from e
 
 
-def read_exactly(sock: socket.file, n: int) -> bytes:
-    data = sock.read(n)
+def read_exactly(f, n: int) -> bytes:
+    data = f.read(n)
     if len(data) < n:
         raise Unavailable("connection closed")
     return data
