@@ -127,7 +127,7 @@ def client(name: str, **kw):
 
 # Backends that can be made to answer a read with an error by a client (Redis and memcached are
 # made to by harness/error_proxy instead: memcached has no error reply to a get that a client could
-# provoke, Redis no busy reply).
+# provoke, and a client can make Redis give a busy reply only by stalling it).
 ANSWERS_ERRORS = ("mysql",)
 
 

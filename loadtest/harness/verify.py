@@ -437,7 +437,7 @@ BACKEND_ERROR_CASES = (
 def check_backend_errors(target: Target, cases=BACKEND_ERROR_CASES) -> list[Check]:
     """A backend that is up but answers the read with an error is not unavailable: the contract's 500,
     within the deadline, not 503; one that answers it is busy (Redis -LOADING) is unavailable: 503
-    (CONTRACT.md, "Backend errors"); and 200 again once it answers normally. Redis and memcached
+    (CONTRACT.md, "Unavailable, busy, or an error"); and 200 again once it answers normally. Redis and memcached
     answer through error_proxy (the stack started behind it: BEHIND_ERROR_PROXIES), MariaDB itself
     (its table renamed away: error 1146)."""
     checks = []
