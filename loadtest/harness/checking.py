@@ -46,6 +46,9 @@ class Target:
     pids: Callable[[], list[int]] | None = None  # the server's processes, for counting descriptors; None: unknown
     # (check name, case label) -> the manifest's declared deviation (deviations.Deviation)
     deviations: dict = field(default_factory=dict)
+    # The stack's Redis and memcached reached through error_proxy.ErrorProxies (the backend-error
+    # checks' start), or None: started against the backends themselves.
+    error_proxies: object = None
 
     def connect(self, timeout: float = 5.0) -> Connection:
         return Connection(self.host, self.port, timeout)

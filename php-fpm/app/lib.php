@@ -232,10 +232,18 @@ function fetch_memcache(int $id): ?string
     }
     if ($value === false) {
         $code = $mc->getResultCode();
-        if ($code === Memcached::RES_NOTFOUND) {
-            return null;
-        }
         $message = $mc->getResultMessage();
+        if ($code === Memcached::RES_NOTFOUND) {
+            // php-memcached reports a get that memcached answered with an error line
+            // (`SERVER_ERROR ...`) as NOT FOUND as well; libmemcached's last error, which every
+            // operation resets, tells them apart (measured: SUCCESS after a real miss,
+            // SERVER_ERROR after the error line).
+            $last = $mc->getLastErrorCode();
+            if ($last === Memcached::RES_SUCCESS || $last === Memcached::RES_NOTFOUND) {
+                return null;
+            }
+            [$code, $message] = [$last, $mc->getLastErrorMessage()];
+        }
         if (in_array($code, C::MEMCACHED_UNAVAILABLE, true)) {
             // A timeout or connection failure: libmemcached has closed the socket already.
             throw new Unavailable($message, $code);

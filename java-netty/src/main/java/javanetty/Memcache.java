@@ -42,6 +42,9 @@ import java.util.concurrent.TimeUnit;
 final class Memcache implements Backend {
     private static final byte[] KEY_PREFIX = "greeting:".getBytes(StandardCharsets.US_ASCII);
     private static final int SWEEP_MS = 100;
+    /** The binary protocol's busy statuses, "Busy" and "Temporary failure" (Netty names neither). */
+    private static final short STATUS_BUSY = 0x0085;
+    private static final short STATUS_TEMPORARY_FAILURE = 0x0086;
     /** The largest value taken in: memcached's default item size limit (-I, 1 MiB). */
     private static final int MAX_VALUE = 1024 * 1024;
 
@@ -177,6 +180,9 @@ final class Memcache implements Backend {
                 p.reply.done(ByteBufUtil.getBytes(response.content()), null);
             } else if (status == BinaryMemcacheResponseStatus.KEY_ENOENT) {
                 p.reply.done(null, null);
+            } else if (status == STATUS_BUSY || status == STATUS_TEMPORARY_FAILURE) {
+                // up, but cannot serve now (CONTRACT.md, "Unavailable, busy, or an error"): 503
+                p.reply.done(null, new Failures.Unavailable("memcached answered status 0x" + Integer.toHexString(status & 0xffff)));
             } else { // memcached answered, with an error: not an outage
                 p.reply.done(null, new IllegalStateException("memcached answered status 0x"
                         + Integer.toHexString(status & 0xffff) + ": " + response.content().toString(StandardCharsets.US_ASCII)));

@@ -2,6 +2,7 @@ package javatio;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -30,6 +31,7 @@ import io.lettuce.core.resource.Delay;
  * ones included, so a late reply after a freeze is consumed by its own command: no desync.
  */
 final class RedisStore implements Store {
+    private static final Set<String> BUSY = Set.of("LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN");
     private final RedisAsyncCommands<String, byte[]> commands;
 
     RedisStore(String host, int port, int timeoutMs) {
@@ -73,16 +75,31 @@ final class RedisStore implements Store {
                 done.done(value, failure == null ? null : classify(failure)));
     }
 
-    /** An error reply (e.g. NOPERM) is Redis answering: 500. Not connected, timed out, queue full: 503. */
+    /**
+     * An error reply (e.g. ERR, NOPERM) is Redis answering: 500, unless it is a busy reply. Not connected,
+     * timed out, queue full, busy: 503.
+     */
     private static Throwable classify(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandExecutionException) {
-                return failure;
+                return busy(t.getMessage()) ? new Unavailable("redis: " + t.getMessage(), failure) : failure;
             }
             if (t instanceof RedisException || t instanceof IOException || t instanceof TimeoutException) {
                 return new Unavailable("redis: " + t.getMessage(), failure);
             }
         }
         return failure;
+    }
+
+    /**
+     * Redis's busy replies (CONTRACT.md, "Unavailable, busy, or an error"): the server is up but says it
+     * cannot serve now (loading its dataset, running a script, its primary or cluster down). Unavailability:
+     * 503. Lettuce turns every error reply, these included, into a RedisCommandExecutionException
+     * (LOADING and BUSY into its subclasses), whose message is the reply's text.
+     */
+    static boolean busy(String reply) {
+        if (reply == null) return false;
+        int space = reply.indexOf(' ');
+        return BUSY.contains(space < 0 ? reply : reply.substring(0, space));
     }
 }

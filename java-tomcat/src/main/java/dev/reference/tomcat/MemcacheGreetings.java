@@ -46,6 +46,11 @@ class MemcacheGreetings {
         builder.setFailureMode(false);
         builder.setTranscoder(RawBytes.INSTANCE);
         this.client = builder.build();
+        // One get per request, never merged into a multi-get (xmemcached's default merges gets
+        // waiting on a connection): an error reply to a merged get fails only its first key's
+        // caller, the others wait out the op timeout and become 503s (make verify's "backend
+        // error: memcached SERVER_ERROR" case found it).
+        this.client.setOptimizeGet(false);
     }
 
     /** The stored message bytes, or null when the key does not exist. */

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
@@ -105,11 +106,26 @@ class RedisGreetings {
                 clearIdle(); // the server went away: its other idle connections are dead as well
             }
             throw ContractError.unavailable(e);
-        } catch (JedisDataException e) { // an error reply (-NOPERM, -WRONGTYPE, ...): Redis is up and said no
-            throw ContractError.failed(e);
+        } catch (JedisDataException e) { // an error reply (-ERR, -NOPERM, ...): Redis is up and said no
+            // the connection is still in step either way: it goes back to the pool
+            throw busy(e.getMessage()) ? ContractError.unavailable(e) : ContractError.failed(e);
         } finally {
             giveBack(jedis, broken || jedis.isBroken());
         }
+    }
+
+    private static final Set<String> BUSY = Set.of("LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN");
+
+    /**
+     * Redis's busy replies (CONTRACT.md, "Unavailable, busy, or an error"): the server is up but says it
+     * cannot serve now (loading its dataset, running a script, its primary or cluster down). Unavailability:
+     * 503. Jedis turns every error reply, these included, into a JedisDataException (BUSY and CLUSTERDOWN
+     * into its subclasses), whose message is the reply's text.
+     */
+    static boolean busy(String reply) {
+        if (reply == null) return false;
+        int space = reply.indexOf(' ');
+        return BUSY.contains(space < 0 ? reply : reply.substring(0, space));
     }
 
     /** Returning a connection must never turn the answer into a 500. */
