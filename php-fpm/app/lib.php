@@ -160,8 +160,16 @@ function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
     return new BackendError("redis replied: $error", 0, $e);
 }
 
-function fetch_mysql(int $id): ?string
+/**
+ * $startedAt: when nginx passed the request on (REQUEST_START_MSEC, conf/nginx.conf), whose
+ * fastcgi_read_timeout answers 503 BACKEND_TIMEOUT_MS later: a request that waited that long in
+ * PHP-FPM's queue for a worker already has its answer, and is not run.
+ */
+function fetch_mysql(int $id, float $startedAt): ?string
 {
+    if (microtime(true) - $startedAt >= timeout_s()) {
+        throw new Unavailable('answered 503 by nginx while queued for a worker; not run');
+    }
     try {
         // ATTR_PERSISTENT: the handle (and its socket) lives in the worker across requests; PDO
         // checks it with a COM_PING when it is picked up again and reconnects if that fails.
@@ -282,7 +290,7 @@ function handle(array $server): void
     try {
         $message = match ($path) {
             '/redis' => fetch_redis($id),
-            '/mysql' => fetch_mysql($id),
+            '/mysql' => fetch_mysql($id, (float) ($server['REQUEST_START_MSEC'] ?? microtime(true))),
             '/memcache' => fetch_memcache($id),
         };
     } catch (Unavailable $e) {
