@@ -4,11 +4,15 @@
     flock /tmp/box.lock env PYTHONPATH=loadtest .venv/bin/python -m harness.freezeprobe x [--requests 96]
 
 Starts stack x (already built) on its manifest port + --port-offset (400), against this project's
-MariaDB (RUN_DIR, MYSQL_PORT, as `make services-up` left it); freezes MariaDB (SIGSTOP, as verify's outage check does), sends more /mysql requests at once than
-a pool holds, each on its own connection, and times every answer; looks at MariaDB's side of its
-TCP connections while it is still frozen (a query the stack still waits for is an ESTAB socket
-with the query unread in its receive queue; a connection the stack closed is CLOSE-WAIT); thaws
-it, sends the same burst again at once and times it; then lists what MariaDB's processlist shows.
+MariaDB (RUN_DIR, MYSQL_PORT, as `make services-up` left it); freezes MariaDB (SIGSTOP, as verify's
+outage check does), sends more /mysql requests at once than a pool holds, each on its own
+connection, and times every answer; looks at MariaDB's side of its TCP connections while it is
+still frozen (a query the stack still waits for is an ESTAB socket with the query unread in its
+receive queue; a connection the stack closed is CLOSE-WAIT); thaws it, sends the same burst again
+at once and times it; then lists what MariaDB's processlist shows. With --lock, MariaDB is not
+frozen but keeps answering while the probe holds `LOCK TABLES greeting WRITE` (a migration's
+metadata lock, say): every read waits inside MariaDB, and its processlist shows which reads are
+still waiting after their 503.
 It measures time: run it under the box lock. Nothing but the stack is started or stopped.
 """
 import argparse
@@ -72,8 +76,10 @@ def main() -> int:
     p.add_argument("--cold", action="store_true",
                    help="no burst before the freeze: the frozen burst meets connections that have not"
                         " run the statement yet (a client that prepares it on first use prepares it then)")
+    p.add_argument("--lock", action="store_true",
+                   help="hold LOCK TABLES greeting WRITE instead of freezing MariaDB")
     p.add_argument("--frozen", type=float, default=None,
-                   help="seconds MariaDB stays frozen (default: BACKEND_TIMEOUT_MS + 2 s)")
+                   help="seconds MariaDB stays frozen or locked (default: BACKEND_TIMEOUT_MS + 2 s)")
     args = p.parse_args()
     deadline = backend_timeout_s()
     frozen_for = args.frozen if args.frozen is not None else deadline + 2
@@ -84,38 +90,51 @@ def main() -> int:
     running = stacks.start(stack)
     try:
         print(f"{stack.name} on port {stack.port} (pid {running.pid}, log {running.log})")
-        probe(stack.port, ids, deadline, frozen_for, mysql_port, args.cold)
+        probe(stack.port, ids, deadline, frozen_for, mysql_port, args.cold, args.lock)
     finally:
         running.stop()
     return 0
 
 
-def probe(port: int, ids: list[int], deadline: float, frozen_for: float, mysql_port: int, cold: bool) -> None:
+def _processlist(db) -> str:
+    with db.conn.cursor() as cur:
+        cur.execute("SELECT command, state, COUNT(*) FROM information_schema.processlist"
+                    " WHERE id <> CONNECTION_ID() GROUP BY command, state")
+        return "; ".join(f"{n} x {c} ({s or 'no state'})" for c, s, n in cur.fetchall()) or "none"
+
+
+def probe(port: int, ids: list[int], deadline: float, frozen_for: float, mysql_port: int, cold: bool,
+          lock: bool) -> None:
     if not cold:
         print(_describe("before, MariaDB up", _burst(port, ids, deadline + 10)))
     print(f"MariaDB's sockets before: {_mariadb_sockets(mysql_port)}")
-    services.freeze("mysql")
-    frozen_at = time.monotonic()
-    try:
-        print(_describe("MariaDB frozen", _burst(port, ids, frozen_for + 10)))
-        time.sleep(max(0.0, frozen_at + deadline + 0.5 - time.monotonic()))
-        print(f"MariaDB's sockets {time.monotonic() - frozen_at:.1f} s into the freeze: {_mariadb_sockets(mysql_port)}")
-        time.sleep(max(0.0, frozen_at + frozen_for - time.monotonic()))
-        print(f"MariaDB's sockets {time.monotonic() - frozen_at:.1f} s into the freeze: {_mariadb_sockets(mysql_port)}")
-    finally:
-        services.thaw("mysql")
-    print(_describe("at once after the thaw", _burst(port, ids, deadline + 10)))
     db = backends.client("mysql")
     try:
-        with db.conn.cursor() as cur:
-            cur.execute("SELECT command, state, COUNT(*) FROM information_schema.processlist"
-                        " WHERE id <> CONNECTION_ID() GROUP BY command, state")
-            print("MariaDB's processlist after it: "
-                  + "; ".join(f"{n} x {c} ({s or 'no state'})" for c, s, n in cur.fetchall()))
+        what = "locked" if lock else "frozen"
+        if lock:
+            with db.conn.cursor() as cur:
+                cur.execute("LOCK TABLES greeting WRITE")
+        else:
+            services.freeze("mysql")
+        frozen_at = time.monotonic()
+        try:
+            print(_describe(f"MariaDB {what}", _burst(port, ids, frozen_for + 10)))
+            for at in (deadline + 0.5, frozen_for):
+                time.sleep(max(0.0, frozen_at + at - time.monotonic()))
+                print(f"{time.monotonic() - frozen_at:.1f} s into it, MariaDB's sockets: {_mariadb_sockets(mysql_port)}"
+                      + (f"; processlist: {_processlist(db)}" if lock else ""))
+        finally:
+            if lock:
+                with db.conn.cursor() as cur:
+                    cur.execute("UNLOCK TABLES")
+            else:
+                services.thaw("mysql")
+        print(_describe(f"at once after it ({'unlocked' if lock else 'thawed'})", _burst(port, ids, deadline + 10)))
+        print(f"MariaDB's processlist after it: {_processlist(db)}")
+        time.sleep(0.5)
+        print(f"MariaDB's sockets 0.5 s later: {_mariadb_sockets(mysql_port)}")
     finally:
         db.close()
-    time.sleep(0.5)
-    print(f"MariaDB's sockets 0.5 s later: {_mariadb_sockets(mysql_port)}")
 
 
 if __name__ == "__main__":
