@@ -54,46 +54,21 @@ def _describe(label: str, answers) -> str:
 
 
 def _mariadb_sockets(mysql_port: int) -> str:
-    """MariaDB's end of every TCP connection to it: state, and how many hold unread bytes."""
+    """MariaDB's end of every TCP connection to it, by state; for ESTAB, how many hold bytes MariaDB
+    has not read (a request the stack still waits on; a connection whose handshake MariaDB has not
+    begun holds none). A CLOSE-WAIT one the stack has closed (its FIN counts 1 in ss's Recv-Q)."""
     out = subprocess.run(["ss", "-tnH", "state", "all", f"( sport = :{mysql_port} )"],
                          capture_output=True, text=True, check=True).stdout
-    states, unread = collections.Counter(), collections.Counter()
+    states, unread = collections.Counter(), 0
     for line in out.splitlines():
         fields = line.split()
         if fields[0] == "LISTEN":
             continue
         states[fields[0]] += 1
-        if int(fields[1]) > 0:
-            unread[fields[0]] += 1
-    return ", ".join(f"{n} {s} ({unread[s]} with a request unread)" for s, n in sorted(states.items())) or "none"
-
-
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("stack", help="the stack to start (built already)")
-    p.add_argument("--port-offset", type=int, default=400, help="its HTTP port: the manifest's + this")
-    p.add_argument("--requests", type=int, default=96, help="requests per burst (more than the pool holds)")
-    p.add_argument("--cold", action="store_true",
-                   help="no burst before the freeze: the frozen burst meets connections that have not"
-                        " run the statement yet (a client that prepares it on first use prepares it then)")
-    p.add_argument("--lock", action="store_true",
-                   help="hold LOCK TABLES greeting WRITE instead of freezing MariaDB")
-    p.add_argument("--frozen", type=float, default=None,
-                   help="seconds MariaDB stays frozen or locked (default: BACKEND_TIMEOUT_MS + 2 s)")
-    args = p.parse_args()
-    deadline = backend_timeout_s()
-    frozen_for = args.frozen if args.frozen is not None else deadline + 2
-    mysql_port = int(settings()["MYSQL_PORT"])
-    ids = list(range(1, args.requests + 1))
-    (stack,) = stacks.select(args.stack)
-    stack = dataclasses.replace(stack, port=stack.port + args.port_offset)
-    running = stacks.start(stack)
-    try:
-        print(f"{stack.name} on port {stack.port} (pid {running.pid}, log {running.log})")
-        probe(stack.port, ids, deadline, frozen_for, mysql_port, args.cold, args.lock)
-    finally:
-        running.stop()
-    return 0
+        if fields[0] == "ESTAB" and int(fields[1]) > 0:
+            unread += 1
+    return ", ".join(f"{n} {s}" + (f" ({unread} with a request unread)" if s == "ESTAB" else "")
+                     for s, n in sorted(states.items())) or "none"
 
 
 def _processlist(db) -> str:
