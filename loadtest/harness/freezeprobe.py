@@ -71,6 +71,34 @@ def _mariadb_sockets(mysql_port: int) -> str:
                      for s, n in sorted(states.items())) or "none"
 
 
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("stack", help="the stack to start (built already)")
+    p.add_argument("--port-offset", type=int, default=400, help="its HTTP port: the manifest's + this")
+    p.add_argument("--requests", type=int, default=96, help="requests per burst (more than the pool holds)")
+    p.add_argument("--cold", action="store_true",
+                   help="no burst before the freeze: the frozen burst meets connections that have not"
+                        " run the statement yet (a client that prepares it on first use prepares it then)")
+    p.add_argument("--lock", action="store_true",
+                   help="hold LOCK TABLES greeting WRITE instead of freezing MariaDB")
+    p.add_argument("--frozen", type=float, default=None,
+                   help="seconds MariaDB stays frozen or locked (default: BACKEND_TIMEOUT_MS + 2 s)")
+    args = p.parse_args()
+    deadline = backend_timeout_s()
+    frozen_for = args.frozen if args.frozen is not None else deadline + 2
+    mysql_port = int(settings()["MYSQL_PORT"])
+    ids = list(range(1, args.requests + 1))
+    (stack,) = stacks.select(args.stack)
+    stack = dataclasses.replace(stack, port=stack.port + args.port_offset)
+    running = stacks.start(stack)
+    try:
+        print(f"{stack.name} on port {stack.port} (pid {running.pid}, log {running.log})")
+        probe(stack.port, ids, deadline, frozen_for, mysql_port, args.cold, args.lock)
+    finally:
+        running.stop()
+    return 0
+
+
 def _processlist(db) -> str:
     with db.conn.cursor() as cur:
         cur.execute("SELECT command, state, COUNT(*) FROM information_schema.processlist"
