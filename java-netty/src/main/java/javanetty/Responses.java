@@ -2,7 +2,11 @@ package javanetty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufOutputStream;
 import io.netty.channel.EventLoop;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.json.JsonFactory;
+import tools.jackson.core.json.JsonWriteFeature;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -35,15 +39,19 @@ final class Responses {
     private static final byte[] JSON_HEAD = ascii("HTTP/1.1 200 OK\r\nServer: " + SERVER
             + "\r\nContent-Type: application/json\r\nContent-Length: ")[0];
     private static final byte[] CRLF = {'\r', '\n'};
-    private static final byte[] JSON_ID = ascii("{\"id\":")[0];
-    private static final byte[] JSON_MESSAGE = ascii(",\"message\":\"")[0];
-    private static final byte[] JSON_END = ascii("\"}")[0];
+    /** Jackson's defaults, stated: no pretty printer, non-ASCII and '/' written as they are. */
+    private static final JsonFactory JSON = JsonFactory.builder()
+            .disable(JsonWriteFeature.ESCAPE_NON_ASCII)
+            .disable(JsonWriteFeature.ESCAPE_FORWARD_SLASHES)
+            .build();
     static final byte[] KEEP_ALIVE = ascii("Connection: keep-alive\r\n")[0];
     static final byte[] CLOSE = ascii("Connection: close\r\n")[0];
 
     private final EventLoop loop;
     private final ByteBuf[] full = new ByteBuf[STATUS.length];
     private final int[] headLength = new int[STATUS.length];
+    /** The JSON body being encoded (a message is at most 64 bytes: it never grows past its first size). */
+    private final ByteBuf scratch = io.netty.buffer.Unpooled.buffer(256);
     private long second = -1;
     private byte[] dateLine;
 
@@ -63,12 +71,22 @@ final class Responses {
         return encode(alloc, which, head, extraHeader);
     }
 
-    /** 200 with {"id":N,"message":"..."}, escaping only " and \ (bytes, so UTF-8 passes through raw). */
+    /**
+     * 200 with {"id":N,"message":"..."}. The body is Jackson's: its UTF-8 generator escapes only '"' and
+     * '\' of the stored bytes (and control characters, which no message has) and copies every other byte
+     * as it is, which is the contract. It is encoded into this loop's scratch buffer first, because the
+     * Content-Length header comes before it, then copied after the headers.
+     */
     ByteBuf json(ByteBufAllocator alloc, int id, byte[] message, boolean head, byte[] extraHeader) {
-        int escapes = 0;
-        for (byte c : message) if (c == '"' || c == '\\') escapes++;
-        int idDigits = digits(id);
-        int bodyLength = JSON_ID.length + idDigits + JSON_MESSAGE.length + message.length + escapes + JSON_END.length;
+        scratch.clear();
+        try (JsonGenerator g = JSON.createGenerator(new ByteBufOutputStream(scratch))) {
+            g.writeStartObject();
+            g.writeNumberProperty("id", id);
+            g.writeName("message");
+            g.writeUTF8String(message, 0, message.length);
+            g.writeEndObject();
+        }
+        int bodyLength = scratch.readableBytes();
         int size = JSON_HEAD.length + 10 + CRLF.length + dateLine.length
                 + (extraHeader == null ? 0 : extraHeader.length) + CRLF.length + (head ? 0 : bodyLength);
         ByteBuf b = alloc.directBuffer(size);
@@ -77,20 +95,7 @@ final class Responses {
         b.writeBytes(CRLF).writeBytes(dateLine);
         if (extraHeader != null) b.writeBytes(extraHeader);
         b.writeBytes(CRLF);
-        if (!head) {
-            b.writeBytes(JSON_ID);
-            writeInt(b, id, idDigits);
-            b.writeBytes(JSON_MESSAGE);
-            if (escapes == 0) {
-                b.writeBytes(message);
-            } else {
-                for (byte c : message) {
-                    if (c == '"' || c == '\\') b.writeByte('\\');
-                    b.writeByte(c);
-                }
-            }
-            b.writeBytes(JSON_END);
-        }
+        if (!head) b.writeBytes(scratch);
         return b;
     }
 

@@ -356,6 +356,6 @@ final class HttpHandler implements TioServerHandler {
         if (message == null) {
             return new Reply(k.notFound, Reply.NOT_FOUND, body, connection);
         }
-        return new Reply(k.json, Json.greeting(id, message), body, connection);
+        return new Reply(k.json, Greeting.json(id, message), body, connection);
     }
 }

@@ -18,6 +18,7 @@ import org.springframework.web.bind.annotation.RestController;
  * The five endpoints. Spring MVC routes them ({@code @GetMapping} also answers HEAD; paths match
  * exactly and case-sensitively, no trailing slash); everything that is not a 200 is thrown as a
  * {@link ContractError} and written by {@link ErrorReplies}, the one place that knows the error bodies.
+ * The data endpoints return a {@link Greeting}, which Boot's Jackson message converter writes.
  *
  * <p>Handlers run on the Tomcat request thread (a virtual thread: spring.threads.virtual.enabled)
  * and block there: a blocked virtual thread unmounts from its carrier, so no platform thread is held
@@ -107,20 +108,20 @@ class Endpoints {
     }
 
     @GetMapping("/redis")
-    void redis(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    Greeting redis(HttpServletRequest request) {
         int id = IdParameter.parse(request.getQueryString());
-        Replies.greeting(response, id, redis.message(id));
+        return Greeting.of(id, redis.message(id));
     }
 
     @GetMapping("/mysql")
-    void mysql(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    Greeting mysql(HttpServletRequest request) {
         int id = IdParameter.parse(request.getQueryString());
-        Replies.greeting(response, id, mysql.message(id));
+        return Greeting.of(id, mysql.message(id));
     }
 
     @GetMapping("/memcache")
-    void memcache(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    Greeting memcache(HttpServletRequest request) {
         int id = IdParameter.parse(request.getQueryString());
-        Replies.greeting(response, id, memcache.message(id));
+        return Greeting.of(id, memcache.message(id));
     }
 }

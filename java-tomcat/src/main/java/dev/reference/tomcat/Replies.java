@@ -10,7 +10,6 @@ final class Replies {
     /** Tomcat stores this as type + charset and would print {@code text/plain;charset=utf-8};
      *  {@link ContentTypeValve} puts the contract's spelling back before the headers are written. */
     static final String TEXT = "text/plain; charset=utf-8";
-    static final String JSON = "application/json";
 
     private Replies() {
     }
@@ -27,13 +26,5 @@ final class Replies {
         response.setStatus(status);
         response.setContentType(contentType);
         response.getOutputStream().write(body);
-    }
-
-    /** 200 with the JSON body, or the contract's 404 when the backend holds no such id. */
-    static void greeting(HttpServletResponse response, int id, byte[] message) throws IOException {
-        if (message == null) {
-            throw ContractError.NOT_FOUND;
-        }
-        send(response, 200, JSON, Json.greeting(id, message));
     }
 }

@@ -6,13 +6,25 @@ import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.MediaType;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.servlet.config.annotation.ContentNegotiationConfigurer;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 @Configuration(proxyBeanMethods = false)
 class WebConfig implements WebMvcConfigurer {
+
+    /**
+     * The contract has one representation per endpoint, whatever the client's {@code Accept} says:
+     * Spring MVC would otherwise refuse a {@link Greeting} to a client that does not accept JSON
+     * ({@code HttpMediaTypeNotAcceptableException}, which {@link ErrorReplies} would turn into a 500).
+     */
+    @Override
+    public void configureContentNegotiation(ContentNegotiationConfigurer configurer) {
+        configurer.ignoreAcceptHeader(true).defaultContentType(MediaType.APPLICATION_JSON);
+    }
 
     /**
      * Spring MVC answers OPTIONS on a known path itself (200 with an Allow header) instead of
