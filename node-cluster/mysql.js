@@ -46,11 +46,11 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
       }
       // One timer for the whole statement. mysql2's own `timeout` would not do: it covers only the
       // Execute command, from when that starts, and the Prepare that `execute` sends first on a
-      // connection that has not prepared the statement yet has none; either would otherwise keep
-      // the connection, out of the pool, until MariaDB answers (behind a metadata lock, on a frozen
-      // server: never). At the deadline the connection is destroyed: it leaves the pool at once and
-      // the pool opens a new one when needed. (The statement's promise then settles only when the
-      // socket does; nobody waits for it: the caller has answered 503 already.)
+      // connection that has not prepared the statement yet has none, so on a frozen server the
+      // connection stayed busy, out of the pool, until MariaDB thawed. At the deadline the
+      // connection is destroyed: it leaves the pool at once and the pool opens a new one when
+      // needed. (The statement's promise then settles only when the socket does; nobody waits for
+      // it: the caller has answered 503 already.)
       let abandoned = false;
       const timer = setTimeout(() => {
         abandoned = true;
