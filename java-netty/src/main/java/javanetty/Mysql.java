@@ -126,8 +126,12 @@ final class Mysql implements Backend {
                 if (settled.compareAndSet(false, true)) closeSocket(connection);
             });
             connection.preparedQuery(SQL).execute(Tuple.of(id)).onComplete(ar -> {
-                if (settled.compareAndSet(false, true)) vertx.cancelTimer(timer);
-                connection.close(); // back to the pool; after closeSocket, the lease is let go
+                if (settled.compareAndSet(false, true)) {
+                    vertx.cancelTimer(timer);
+                    connection.close(); // back to the pool
+                }
+                // else the timer closed its socket: the pool drops the connection when it sees the
+                // close. Handing it back as well could give it, closing, to the next waiter.
                 if (ar.failed()) {
                     reply.done(null, ar.cause());
                     return;
