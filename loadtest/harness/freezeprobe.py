@@ -1,7 +1,7 @@
 """By hand: does any /mysql work outlive its 503? (issue 17; the stacks' READMEs quote its output)
 
     make build STACK=x && make services-up
-    flock /tmp/box.lock env PYTHONPATH=loadtest .venv/bin/python -m harness.freezeprobe x [--requests 96]
+    PYTHONPATH=loadtest .venv/bin/python -m harness.freezeprobe x [--requests 96]
 
 Starts stack x (already built) on its manifest port + --port-offset (400), against this project's
 MariaDB (RUN_DIR, MYSQL_PORT, as `make services-up` left it); freezes MariaDB (SIGSTOP, as verify's
@@ -13,7 +13,7 @@ at once and times it; then lists what MariaDB's processlist shows. With --lock, 
 frozen but keeps answering while the probe holds `LOCK TABLES greeting WRITE` (a migration's
 metadata lock, say): every read waits inside MariaDB, and its processlist shows which reads are
 still waiting after their 503.
-It measures time: run it under the box lock. Nothing but the stack is started or stopped.
+It measures time: run it on a quiet machine. Nothing but the stack is started or stopped.
 """
 import argparse
 import collections
