@@ -44,18 +44,26 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
         conn.release();
         throw new Unavailable('mysql', 'no pooled connection before the deadline');
       }
+      // One timer for the whole statement. mysql2's own `timeout` would not do: it covers only the
+      // Execute command, from when that starts, and the Prepare that `execute` sends first on a
+      // connection that has not prepared the statement yet has none, so on a frozen server the
+      // connection stayed busy, out of the pool, until MariaDB thawed. At the deadline the
+      // connection is destroyed: it leaves the pool at once and the pool opens a new one when
+      // needed. (The statement's promise then settles only when the socket does; nobody waits for
+      // it: the caller has answered 503 already.)
+      let abandoned = false;
+      const timer = setTimeout(() => {
+        abandoned = true;
+        conn.destroy();
+      }, left);
       try {
-        // `timeout` fails the statement once the caller's deadline has passed.
-        const [rows] = await conn.execute({ sql: SQL, timeout: left }, [Number(id)]);
-        conn.release();
+        const [rows] = await conn.execute(SQL, [Number(id)]);
+        clearTimeout(timer);
+        conn.release(); // a no-op if the timer destroyed it meanwhile
         return rows.length > 0 ? rows[0].message : null;
       } catch (err) {
-        if (err.code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
-          // mysql2 would keep the connection busy until the late reply arrives, then reuse it;
-          // destroying it frees the pool slot now (the pool opens a new one when needed).
-          conn.destroy();
-          throw new Unavailable('mysql', err);
-        }
+        clearTimeout(timer);
+        if (abandoned) throw new Unavailable('mysql', err);
         conn.release(); // a no-op once a fatal error has removed it from the pool
         // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
         // answering: the caller's 500, unless it says the server cannot serve now.

@@ -160,8 +160,17 @@ function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
     return new BackendError("redis replied: $error", 0, $e);
 }
 
-function fetch_mysql(int $id): ?string
+/**
+ * $startedAt: when nginx passed the request on (REQUEST_START_MSEC, conf/nginx.conf), whose
+ * fastcgi_read_timeout answers 503 BACKEND_TIMEOUT_MS later: a request that waited that long in
+ * PHP-FPM's queue for a worker already has its answer, and is not run.
+ */
+function fetch_mysql(int $id, float $startedAt): ?string
 {
+    $left = timeout_s() - (microtime(true) - $startedAt);
+    if ($left <= 0) {
+        throw new Unavailable('answered 503 by nginx while queued for a worker; not run');
+    }
     try {
         // ATTR_PERSISTENT: the handle (and its socket) lives in the worker across requests; PDO
         // checks it with a COM_PING when it is picked up again and reconnects if that fails.
@@ -182,7 +191,12 @@ function fetch_mysql(int $id): ?string
                 PDO::ATTR_EMULATE_PREPARES => true,
             ]
         );
-        $stmt = $pdo->prepare('SELECT id, message FROM greeting WHERE id = ?');
+        // MariaDB's own per-statement limit, to the millisecond: a statement still waiting (for a
+        // metadata lock, say) when the time left runs out is aborted by the server (1969), and the
+        // connection stays usable. mysqlnd's read timeout, whole seconds, would instead give up on
+        // the connection and leave the statement running in MariaDB on a socket it never closes.
+        $stmt = $pdo->prepare(sprintf('SET STATEMENT max_statement_time=%.3F FOR ', max(0.001, $left))
+            . 'SELECT id, message FROM greeting WHERE id = ?');
         $stmt->bindValue(1, $id, PDO::PARAM_INT);
         $stmt->execute();
         $row = $stmt->fetch(PDO::FETCH_NUM);
@@ -197,13 +211,14 @@ function fetch_mysql(int $id): ?string
  * Whether a PDO error is about MariaDB's availability (503) rather than an error it answered
  * with (a SQL error such as 1146 ER_NO_SUCH_TABLE: 500). The client's own errors (2000-2999:
  * cannot connect, server gone away, lost connection, read timeout) and the server's refusals of
- * a connection (1040 too many connections, 1053 shutting down, 1927 connection killed) are.
+ * a connection (1040 too many connections, 1053 shutting down, 1927 connection killed) are, and
+ * 1969, the statement aborted at max_statement_time: no answer within the deadline.
  */
 function mysql_unavailable(PDOException $e): bool
 {
     // errorInfo[1] is the driver's code; a failed connect carries it in getCode() instead.
     $code = $e->errorInfo[1] ?? $e->getCode();
-    return is_int($code) && (($code >= 2000 && $code < 3000) || in_array($code, [1040, 1053, 1927], true));
+    return is_int($code) && (($code >= 2000 && $code < 3000) || in_array($code, [1040, 1053, 1927, 1969], true));
 }
 
 function fetch_memcache(int $id): ?string
@@ -290,7 +305,7 @@ function handle(array $server): void
     try {
         $message = match ($path) {
             '/redis' => fetch_redis($id),
-            '/mysql' => fetch_mysql($id),
+            '/mysql' => fetch_mysql($id, (float) ($server['REQUEST_START_MSEC'] ?? microtime(true))),
             '/memcache' => fetch_memcache($id),
         };
     } catch (Unavailable $e) {

@@ -9,6 +9,7 @@ import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.Executor;
 
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -21,9 +22,11 @@ import org.springframework.stereotype.Component;
  *
  * <p>Requests take their turn for a connection in arrival order ({@link FairAdmission}, as many
  * turns as the pool has connections), then borrow one. The turn waits at most the request's
- * budget; the borrow itself waits only while the pool is replacing a connection (the turn already
- * guarantees a free one otherwise), at most Hikari's {@code connectionTimeout} = BACKEND_TIMEOUT_MS.
- * The JDBC network timeout of the borrowed connection is then set to what is left of the budget
+ * budget. With the pool full the turn guarantees a free connection: a request gives its permit
+ * back only after its connection is back in the pool, so at most size - 1 connections are out
+ * when a turn begins. The borrow waits only while Hikari is replacing a connection (one that
+ * failed, or one retired at its maxLifetime), and then at most what is left of the budget: see
+ * {@link #borrow}. The JDBC network timeout of the borrowed connection is then set to what is left of the budget
  * (Hikari puts the default back when the connection is returned). The driver closes a connection
  * whose read timed out and Hikari evicts connections that failed with a connection-class SQLState
  * (08xxx), so a late reply is never read by the next request and the pool refills by itself.
@@ -77,8 +80,8 @@ class MysqlGreetings {
     private byte[] query(int id, Deadline deadline) {
         Connection connection;
         try {
-            connection = dataSource.getConnection();
-        } catch (SQLException e) { // no connection within connectionTimeout: none could be opened
+            connection = borrow(deadline);
+        } catch (SQLException e) { // no connection within the budget: none could be opened
             throw ContractError.unavailable(e);
         }
         try (connection) {
@@ -95,6 +98,24 @@ class MysqlGreetings {
             }
             throw ContractError.failed(e);
         }
+    }
+
+    /**
+     * A connection within what is left of the budget. {@code DataSource.getConnection()} would wait
+     * Hikari's {@code connectionTimeout} (= BACKEND_TIMEOUT_MS) whatever the turn had used, so a
+     * request admitted late while the pool replaces a connection (after a frozen MariaDB: every
+     * connection at once) answered 503 at up to twice the budget. {@code HikariPool.getConnection(
+     * long hardTimeout)} is the same borrow with the timeout given per call; Boot's
+     * {@code HikariDataSource} hands out its pool as the {@code HikariPoolMXBean} it implements.
+     * The borrow can still overrun by one validation of an idle connection, at most
+     * {@code validation-timeout} (250 ms), when one starts just before the deadline.
+     */
+    private Connection borrow(Deadline deadline) throws SQLException {
+        int left = deadline.remainingMillis(); // a spent budget is a 503 here, before any borrow
+        if (dataSource.getHikariPoolMXBean() instanceof HikariPool pool) {
+            return pool.getConnection(left);
+        }
+        return dataSource.getConnection(); // the pool not started yet: the first borrow starts it
     }
 
     private static boolean unavailable(SQLException e) {
