@@ -1,6 +1,9 @@
 // MariaDB: a mysql2 pool per worker; a read is one server-side prepared SELECT (execute prepares
-// the statement once per connection and caches it).
-import mysql from 'mysql2/promise';
+// the statement once per connection and caches it). mysql2's callback API, wrapped in one Promise
+// per read: its promise API (mysql2/promise) wraps every pooled connection in a new object per
+// checkout and, by default (`trace`), captures a stack trace on every call, which cost this stack
+// about a third of its CPU time per /mysql request over /hello (README, Limits).
+import mysql from 'mysql2';
 import { Unavailable } from './unavailable.js';
 
 const SQL = 'SELECT id, message FROM greeting WHERE id = ?';
@@ -26,44 +29,51 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
     enableKeepAlive: true,
   });
 
+  // What a failed statement means for its connection and for the caller.
+  function failed(conn, err) {
+    if (err.code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+      // mysql2 would keep the connection busy until the late reply arrives, then reuse it;
+      // destroying it frees the pool slot now (the pool opens a new one when needed).
+      conn.destroy();
+      return new Unavailable('mysql', err);
+    }
+    conn.release(); // a no-op once a fatal error has removed it from the pool
+    // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
+    // answering: the caller's 500, unless it says the server cannot serve now.
+    return err.fatal || BUSY_ERRNOS.has(err.errno) ? new Unavailable('mysql', err) : err;
+  }
+
   return {
     /**
      * The message for `id`, or null when there is no such row. `deadline` (a Date.now() value)
      * is when the caller answers 503: a connection obtained after it is handed back unused, and
      * a statement still running at it is abandoned with its connection.
      */
-    async get(id, deadline) {
-      let conn;
-      try {
-        conn = await pool.getConnection();
-      } catch (err) {
-        throw new Unavailable('mysql', err); // refused, connect timeout, queue full
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        conn.release();
-        throw new Unavailable('mysql', 'no pooled connection before the deadline');
-      }
-      try {
-        // `timeout` fails the statement once the caller's deadline has passed.
-        const [rows] = await conn.execute({ sql: SQL, timeout: left }, [Number(id)]);
-        conn.release();
-        return rows.length > 0 ? rows[0].message : null;
-      } catch (err) {
-        if (err.code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
-          // mysql2 would keep the connection busy until the late reply arrives, then reuse it;
-          // destroying it frees the pool slot now (the pool opens a new one when needed).
-          conn.destroy();
-          throw new Unavailable('mysql', err);
+    get: (id, deadline) => new Promise((resolve, reject) => {
+      pool.getConnection((connErr, conn) => {
+        // Refused, connect timeout, queue full.
+        if (connErr) return reject(new Unavailable('mysql', connErr));
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          conn.release();
+          return reject(new Unavailable('mysql', 'no pooled connection before the deadline'));
         }
-        conn.release(); // a no-op once a fatal error has removed it from the pool
-        // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
-        // answering: the caller's 500, unless it says the server cannot serve now.
-        throw err.fatal || BUSY_ERRNOS.has(err.errno) ? new Unavailable('mysql', err) : err;
-      }
-    },
+        // `timeout` fails the statement once the caller's deadline has passed.
+        conn.execute({ sql: SQL, timeout: left }, [Number(id)], (err, rows) => {
+          if (err) return reject(failed(conn, err));
+          conn.release();
+          resolve(rows.length > 0 ? rows[0].message : null);
+        });
+      });
+    }),
     /** Opens the first pooled connection. */
-    ready: async () => (await pool.getConnection()).release(),
-    close: () => pool.end(),
+    ready: () => new Promise((resolve, reject) => {
+      pool.getConnection((err, conn) => {
+        if (err) return reject(err);
+        conn.release();
+        resolve();
+      });
+    }),
+    close: () => new Promise((resolve, reject) => pool.end((err) => (err ? reject(err) : resolve()))),
   };
 }

@@ -11,13 +11,14 @@ export function createRedis({ host, port, timeoutMs, autoPipelining }) {
     host,
     port,
     connectTimeout: timeoutMs,
-    // Bounds every command; a late reply still lands on its own (already timed-out) command,
-    // because ioredis keeps the command in its FIFO reply queue, so replies never shift.
-    commandTimeout: timeoutMs,
+    // No commandTimeout: the caller's deadline (withDeadline in worker.js) already answers 503 at
+    // BACKEND_TIMEOUT_MS, and ioredis's per-command timer cost about 1 µs of CPU per read (it
+    // `delete`s the timer property of every command, README, Limits). A command whose request has
+    // been answered stays in ioredis's FIFO reply queue until its reply lands on it (replies never
+    // shift onto other commands) or until socketTimeout resets the connection:
     // A connection that has commands waiting and receives nothing for this long is destroyed:
     // every command on it fails (503) and ioredis reconnects. This bounds the reply queue of a
-    // frozen Redis to one timeout's worth of commands, where commandTimeout alone would keep
-    // every timed-out command queued until Redis answers.
+    // frozen Redis to one timeout's worth of commands.
     socketTimeout: timeoutMs,
     // While disconnected, fail at once (503) instead of queueing requests for later.
     enableOfflineQueue: false,
