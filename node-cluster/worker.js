@@ -13,13 +13,12 @@ import { Unavailable } from './unavailable.js';
 const STOP_GRACE_MS = 1500; // the primary kills a worker still alive after this (server.js)
 const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
 
-// Runs `read(deadline)` and settles like it, or rejects with Unavailable once `ms` have passed.
-// `deadline` (a Date.now() value) tells the read when its answer stops being wanted, so that it
-// can give back what it holds (mysql.js); the drivers' own timeouts end the work behind it.
-function withDeadline(read, ms) {
+// Settles like `wait()`, or rejects with Unavailable once `ms` have passed: the start waits this
+// long for each backend's first connection. (A request's deadline is `greeting`'s timer.)
+function withDeadline(wait, ms) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Unavailable('deadline', `no answer within ${ms} ms`)), ms);
-    read(Date.now() + ms).then(
+    wait().then(
       (value) => { clearTimeout(timer); resolve(value); },
       (err) => { clearTimeout(timer); reject(err); },
     );
