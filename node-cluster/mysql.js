@@ -1,6 +1,9 @@
 // MariaDB: a mysql2 pool per worker; a read is one server-side prepared SELECT (execute prepares
-// the statement once per connection and caches it).
-import mysql from 'mysql2/promise';
+// the statement once per connection and caches it). mysql2's callback API, wrapped in one Promise
+// per read: its promise API (mysql2/promise) wraps every pooled connection in a new object per
+// checkout and, by default (`trace`), captures a stack trace on every call: 10 % of the worker's
+// CPU time on /mysql (README, Limits).
+import mysql from 'mysql2';
 import { Unavailable } from './unavailable.js';
 
 const SQL = 'SELECT id, message FROM greeting WHERE id = ?';
@@ -26,52 +29,58 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
     enableKeepAlive: true,
   });
 
+  // What a failed statement means for its connection and for the caller.
+  function failed(conn, err) {
+    conn.release(); // a no-op once a fatal error has removed it from the pool
+    // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
+    // answering: the caller's 500, unless it says the server cannot serve now.
+    return err.fatal || BUSY_ERRNOS.has(err.errno) ? new Unavailable('mysql', err) : err;
+  }
+
   return {
     /**
      * The message for `id`, or null when there is no such row. `deadline` (a Date.now() value)
      * is when the caller answers 503: a connection obtained after it is handed back unused, and
      * a statement still running at it is abandoned with its connection.
      */
-    async get(id, deadline) {
-      let conn;
-      try {
-        conn = await pool.getConnection();
-      } catch (err) {
-        throw new Unavailable('mysql', err); // refused, connect timeout, queue full
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        conn.release();
-        throw new Unavailable('mysql', 'no pooled connection before the deadline');
-      }
-      // One timer for the whole statement. mysql2's own `timeout` would not do: it covers only the
-      // Execute command, from when that starts, and the Prepare that `execute` sends first on a
-      // connection that has not prepared the statement yet has none, so on a frozen server the
-      // connection stayed busy, out of the pool, until MariaDB thawed. At the deadline the
-      // connection is destroyed: it leaves the pool at once and the pool opens a new one when
-      // needed. (The statement's promise then settles only when the socket does; nobody waits for
-      // it: the caller has answered 503 already.)
-      let abandoned = false;
-      const timer = setTimeout(() => {
-        abandoned = true;
-        conn.destroy();
-      }, left);
-      try {
-        const [rows] = await conn.execute(SQL, [Number(id)]);
-        clearTimeout(timer);
-        conn.release(); // a no-op if the timer destroyed it meanwhile
-        return rows.length > 0 ? rows[0].message : null;
-      } catch (err) {
-        clearTimeout(timer);
-        if (abandoned) throw new Unavailable('mysql', err);
-        conn.release(); // a no-op once a fatal error has removed it from the pool
-        // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
-        // answering: the caller's 500, unless it says the server cannot serve now.
-        throw err.fatal || BUSY_ERRNOS.has(err.errno) ? new Unavailable('mysql', err) : err;
-      }
-    },
+    get: (id, deadline) => new Promise((resolve, reject) => {
+      pool.getConnection((connErr, conn) => {
+        // Refused, connect timeout, queue full.
+        if (connErr) return reject(new Unavailable('mysql', connErr));
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          conn.release();
+          return reject(new Unavailable('mysql', 'no pooled connection before the deadline'));
+        }
+        // One timer for the whole statement. mysql2's own `timeout` would not do: it covers only
+        // the Execute command, from when that starts, and the Prepare that `execute` sends first on
+        // a connection that has not prepared the statement yet has none, so on a frozen server the
+        // connection stayed busy, out of the pool, until MariaDB thawed. At the deadline the
+        // connection is destroyed: it leaves the pool at once and the pool opens a new one when
+        // needed (the caller answers 503 on its own timer at the same deadline).
+        let abandoned = false;
+        const timer = setTimeout(() => {
+          abandoned = true;
+          conn.destroy();
+          reject(new Unavailable('mysql', 'no answer before the deadline'));
+        }, left);
+        conn.execute(SQL, [Number(id)], (err, rows) => {
+          clearTimeout(timer);
+          if (abandoned) return undefined;
+          if (err) return reject(failed(conn, err));
+          conn.release();
+          return resolve(rows.length > 0 ? rows[0].message : null);
+        });
+      });
+    }),
     /** Opens the first pooled connection. */
-    ready: async () => (await pool.getConnection()).release(),
-    close: () => pool.end(),
+    ready: () => new Promise((resolve, reject) => {
+      pool.getConnection((err, conn) => {
+        if (err) return reject(err);
+        conn.release();
+        resolve();
+      });
+    }),
+    close: () => new Promise((resolve, reject) => pool.end((err) => (err ? reject(err) : resolve()))),
   };
 }

@@ -11,13 +11,14 @@ export function createRedis({ host, port, timeoutMs, autoPipelining }) {
     host,
     port,
     connectTimeout: timeoutMs,
-    // Bounds every command; a late reply still lands on its own (already timed-out) command,
-    // because ioredis keeps the command in its FIFO reply queue, so replies never shift.
-    commandTimeout: timeoutMs,
-    // A connection that has commands waiting and receives nothing for this long is destroyed:
+    // No commandTimeout: the request's own deadline (`greeting` in worker.js) answers 503 at
+    // BACKEND_TIMEOUT_MS, and ioredis's per-command timer took about 3 % of the worker's CPU on
+    // /redis (it `delete`s the timer property of every command; README, Limits). A command whose
+    // request has been answered stays in ioredis's FIFO reply queue until its reply lands on it
+    // (replies never shift onto other commands) or until socketTimeout resets the connection:
+    // a connection that has commands waiting and receives nothing for this long is destroyed,
     // every command on it fails (503) and ioredis reconnects. This bounds the reply queue of a
-    // frozen Redis to one timeout's worth of commands, where commandTimeout alone would keep
-    // every timed-out command queued until Redis answers.
+    // frozen Redis to one timeout's worth of commands.
     socketTimeout: timeoutMs,
     // While disconnected, fail at once (503) instead of queueing requests for later.
     enableOfflineQueue: false,

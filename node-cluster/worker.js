@@ -3,7 +3,6 @@
 // event loop: backend reads and the /sleep timer are asynchronous, so one worker serves many
 // requests at once.
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemcache } from './memcache.js';
 import { createMysql } from './mysql.js';
 import { createRedis } from './redis.js';
@@ -14,13 +13,12 @@ import { Unavailable } from './unavailable.js';
 const STOP_GRACE_MS = 1500; // the primary kills a worker still alive after this (server.js)
 const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
 
-// Runs `read(deadline)` and settles like it, or rejects with Unavailable once `ms` have passed.
-// `deadline` (a Date.now() value) tells the read when its answer stops being wanted, so that it
-// can give back what it holds (mysql.js); the drivers' own timeouts end the work behind it.
-function withDeadline(read, ms) {
+// Settles like `wait()`, or rejects with Unavailable once `ms` have passed: the start waits this
+// long for each backend's first connection. (A request's deadline is `greeting`'s timer.)
+function withDeadline(wait, ms) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Unavailable('deadline', `no answer within ${ms} ms`)), ms);
-    read(Date.now() + ms).then(
+    wait().then(
       (value) => { clearTimeout(timer); resolve(value); },
       (err) => { clearTimeout(timer); reject(err); },
     );
@@ -50,27 +48,45 @@ export function runWorker(config) {
     memcache: createMemcache(config.memcache),
   };
 
-  // One backend read per request; the deadline covers everything, pool waits included.
-  const greeting = (backend) => async (res, query) => {
+  // Anything that throws while a request is handled: logged, and a 500 if nothing was sent yet.
+  function unexpected(res, err) {
+    console.error('node-cluster: unexpected error:', err);
+    if (res.headersSent) res.destroy();
+    else error(res, 500);
+  }
+
+  // One backend read per request; the deadline covers everything, pool waits included: at
+  // BACKEND_TIMEOUT_MS the request is answered 503 and the read's own outcome is ignored.
+  // `deadline` (a Date.now() value) tells the read when its answer stops being wanted, so that it
+  // can give back what it holds (mysql.js); the drivers' own timeouts end the work behind it.
+  // Written with one timer and one `then` rather than withDeadline and async functions: each
+  // promise layer costs CPU on every data request (README, Limits).
+  const greeting = (backend) => (res, query) => {
     const id = parseId(query);
     if (id === null) return error(res, 400);
-    let message;
-    try {
-      message = await withDeadline((deadline) => backend.get(id, deadline), config.timeoutMs);
-    } catch (err) {
-      if (err instanceof Unavailable) return error(res, 503); // down, refusing, full or too slow
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      error(res, 503);
+    }, config.timeoutMs);
+    backend.get(id, Date.now() + config.timeoutMs).then((message) => {
+      if (late) return;
+      clearTimeout(timer);
+      if (message === null) error(res, 404);
+      else json(res, greetingJson(id, message));
+    }, (err) => {
+      if (late) return;
+      clearTimeout(timer);
+      if (err instanceof Unavailable) return error(res, 503); // down, refusing, full
       logFailure(err);
-      return error(res, 500); // the backend answered with an error (the contract's "unexpected")
-    }
-    if (message === null) return error(res, 404);
-    json(res, greetingJson(id, message));
+      error(res, 500); // the backend answered with an error (the contract's "unexpected")
+    }).catch((err) => unexpected(res, err));
   };
 
   const routes = new Map([
     ['/hello', (res) => text(res, 'Hello, World!')],
-    ['/sleep', async (res) => {
-      await sleep(10);
-      text(res, 'Slept 10 ms');
+    ['/sleep', (res) => {
+      setTimeout(() => text(res, 'Slept 10 ms'), 10);
     }],
     ['/redis', greeting(backends.redis)],
     ['/mysql', greeting(backends.mysql)],
@@ -79,7 +95,7 @@ export function runWorker(config) {
 
   // Routing order: path (exact, case-sensitive) → method → parameters → backend. Before that, a
   // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
-  async function onRequest(req, res) {
+  function onRequest(req, res) {
     if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
     if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
     try {
@@ -87,11 +103,9 @@ export function runWorker(config) {
       const handler = routes.get(q === -1 ? req.url : req.url.slice(0, q));
       if (handler === undefined) return error(res, 404);
       if (req.method !== 'GET' && req.method !== 'HEAD') return error(res, 405, { Allow: 'GET, HEAD' });
-      await handler(res, q === -1 ? '' : req.url.slice(q + 1));
+      handler(res, q === -1 ? '' : req.url.slice(q + 1));
     } catch (err) {
-      console.error('node-cluster: unexpected error:', err);
-      if (res.headersSent) res.destroy();
-      else error(res, 500);
+      unexpected(res, err);
     }
   }
 
