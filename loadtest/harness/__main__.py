@@ -185,8 +185,12 @@ def stop_like_ctrl_c_on_sigterm() -> None:
 
     Stacks run in their own session (a Ctrl-C meant for the harness must not reach them first), so
     nothing else stops them: with Python's default SIGTERM the harness died at once and left the
-    stack serving, holding its port for the next run."""
+    stack serving, holding its port for the next run. SIGINT is set too: a harness started in the
+    background by a shell without job control (`nohup make soak ... &`, a CI script) inherits
+    SIGINT ignored, Python then installs no handler, and `kill -INT` did nothing (a soak ran on
+    to its end)."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main(argv=None) -> int:

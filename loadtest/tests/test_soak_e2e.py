@@ -109,9 +109,12 @@ sys.exit(soak.run_soak(t.soak_settings({}, duration=60), t.soak_server(int(sys.a
 
 def test_sigint_keeps_what_was_measured_and_stops_every_process(services_up, tmp_path):
     out, port = tmp_path / "interrupted", free_port("127.0.0.1")
+    # Started with SIGINT ignored, as a shell without job control starts a background job
+    # (`nohup make soak ... &`, a CI script): the harness must still stop on it.
     proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(TESTS), str(port), str(out)], cwd=LOADTEST,
                             env={**os.environ, "PYTHONPATH": str(LOADTEST)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
