@@ -287,23 +287,27 @@ class _Connection:
             self.client.sendall(b"".join(out))
 
     def _requests(self) -> None:
+        self._pump(self.client, self._take_requests, "request")
+
+    def _take_requests(self, buf: bytes) -> bytes:
+        """Handle every whole request in buf; returns what is left of it."""
+        while buf:
+            try:
+                buf = buf[self._request(buf):]
+            except Incomplete:
+                break
+        return buf
+
+    def _pump(self, sock, take, what: str) -> None:
+        """Read sock until it ends, giving the bytes to take, which returns what it did not use."""
         buf = b""
         try:
-            while True:
-                data = self.client.recv(65536)
-                if not data:
-                    return
-                buf += data
-                while buf:
-                    try:
-                        used = self._request(buf)
-                    except Incomplete:
-                        break
-                    buf = buf[used:]
+            while data := sock.recv(65536):
+                buf = take(buf + data)
         except Unframeable as e:
             self._end(f"{self.proxy.backend}: {e}")
         except (OSError, ValueError, IndexError) as e:
-            self._end(None if isinstance(e, OSError) else f"{self.proxy.backend}: a request not understood: {e}")
+            self._end(None if isinstance(e, OSError) else f"{self.proxy.backend}: a {what} not understood: {e}")
         finally:
             self._end()
 
@@ -342,27 +346,18 @@ class _Connection:
         return used
 
     def _replies(self) -> None:
-        buf = b""
-        try:
-            while True:
-                data = self.up.recv(65536)
-                if not data:
-                    return
-                buf += data
-                with self.lock:
-                    while buf:
-                        try:
-                            used = self._reply(buf)
-                        except Incomplete:
-                            break
-                        buf = buf[used:]
-                    self._flush()
-        except Unframeable as e:
-            self._end(f"{self.proxy.backend}: {e}")
-        except (OSError, ValueError, IndexError) as e:
-            self._end(None if isinstance(e, OSError) else f"{self.proxy.backend}: a reply not understood: {e}")
-        finally:
-            self._end()
+        self._pump(self.up, self._take_replies, "reply")
+
+    def _take_replies(self, buf: bytes) -> bytes:
+        """Give every whole reply in buf to its request and send what is answered; returns the rest."""
+        with self.lock:
+            while buf:
+                try:
+                    buf = buf[self._reply(buf):]
+                except Incomplete:
+                    break
+            self._flush()
+        return buf
 
     def _reply(self, buf: bytes) -> int:
         """Under self.lock: give the first reply in buf to the request it answers."""
