@@ -232,8 +232,7 @@ final class MemcacheConnection
                     return substr($buf, $eol + 2, $len);
                 }
             }
-            // No timeout of its own (-1: no timer per wait): the request's deadline ends the wait.
-            $chunk = $this->client->recv(-1);
+            $chunk = $this->client->recv(TIMEOUT);
             if ($chunk === '' || $chunk === false) {
                 throw new Unavailable('memcached: ' . ($chunk === '' ? 'connection closed' : $this->client->errMsg));
             }
@@ -345,11 +344,9 @@ final class App
             ->withHost($c['REDIS_HOST'])
             ->withPort((int) $c['REDIS_PORT'])
             ->withTimeout(TIMEOUT)
-            // No read timeout (-1; the default would be default_socket_timeout): every wait for a
-            // reply would set a timer of its own, and the request's deadline (fetch()) already
-            // ends it. Not withReadTimeout(): RedisPool passes it as connect()'s 4th argument, the
+            // Not withReadTimeout(): RedisPool passes it as connect()'s 4th argument, the
             // persistent id, when no retry interval is set (a TypeError under strict types).
-            ->withOption(Redis::OPT_READ_TIMEOUT, -1), POOL_SIZE);
+            ->withOption(Redis::OPT_READ_TIMEOUT, TIMEOUT), POOL_SIZE);
         $this->mysql = new Pdos((new PDOConfig())
             ->withHost($c['MYSQL_HOST'])
             ->withPort((int) $c['MYSQL_PORT'])
