@@ -19,7 +19,8 @@ import java.util.Set;
  * per-request work unless named in the arguments, each adding one piece exactly as Main installs it:
  * {@code guard} (HeadGuard before Voovan's decoder), {@code filter} (ContractFilter),
  * {@code rawquery} (RawQueryFilter), {@code exchange} (Conn.Handler, Conn's timer, and the answer written
- * through Exchange and Conn instead of by Voovan). Run it with the manifest's JVM flags in place of
+ * through Exchange and Conn instead of by Voovan); and {@code plain}: "Content-Type: text/plain" instead of the
+ * contract's (with STACK_NAME=v, the very header bytes of TechEmpower's Voovan). Run it with the manifest's JVM flags in place of
  * bench.voovan.Main, with PORT and STACK_NAME set.
  */
 public final class MinimalHello {
@@ -47,10 +48,11 @@ public final class MinimalHello {
         WebServer server = WebServer.newInstance(cfg);
 
         byte[] hello = "Hello, World!".getBytes(StandardCharsets.UTF_8);
+        String contentType = pieces.contains("plain") ? "text/plain" : Reply.TEXT;
         HttpRouter router = pieces.contains("exchange")
                 ? (req, resp) -> Exchange.of(req, resp).reply(Reply.HELLO)
                 : (req, resp) -> {
-                    resp.header().put("Content-Type", Reply.TEXT);
+                    resp.header().put("Content-Type", contentType);
                     resp.write(hello);
                 };
         server.get("/hello", router);
