@@ -48,7 +48,8 @@ import org.tio.utils.Threads;
  *   -cp 'target/lib/*' limits/TioHelloAlone.java
  * </pre>
  * Environment: PORT (required), STACK_NAME (the Server header, default java-tio), TIO_PACKET_HANDLER_MODE
- * (QUEUE or SINGLE_THREAD, default QUEUE), TIO_STAT_ON (t-io's TioConfig.statOn, default true as t-io's).
+ * (QUEUE or SINGLE_THREAD, default QUEUE), TIO_STAT_ON (t-io's TioConfig.statOn, default true as t-io's),
+ * AIO_GROUP (pool or fixed, default pool as t-io: see Backlog).
  */
 public class TioHelloAlone {
     public static void main(String[] args) throws Exception {
@@ -59,10 +60,16 @@ public class TioHelloAlone {
         config.packetHandlerMode = PacketHandlerMode.valueOf(env("TIO_PACKET_HANDLER_MODE", "QUEUE"));
         config.statOn = Boolean.parseBoolean(env("TIO_STAT_ON", "true"));
         config.setHeartbeatTimeout(0);
-        new Backlog(config).start("127.0.0.1", port);
+        boolean fixed = switch (env("AIO_GROUP", "pool")) {
+            case "pool" -> false;
+            case "fixed" -> true;
+            default -> throw new IllegalStateException("AIO_GROUP: pool or fixed");
+        };
+        new Backlog(config, fixed).start("127.0.0.1", port);
         System.out.printf("TioHelloAlone on 127.0.0.1:%d (group threads %d, tio threads %d, mode %s, statOn %s,"
-                        + " read buffer %d)%n", port, Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO,
-                config.packetHandlerMode, config.statOn, config.getReadBufferSize());
+                        + " read buffer %d, AIO group %s)%n", port, Threads.MAX_POOL_SIZE_FOR_GROUP,
+                Threads.MAX_POOL_SIZE_FOR_TIO, config.packetHandlerMode, config.statOn, config.getReadBufferSize(),
+                fixed ? "fixed" : "pool");
     }
 
     static String env(String name, String dflt) {
@@ -131,20 +138,32 @@ public class TioHelloAlone {
         }
     }
 
-    /** TioServer.start binds with backlog 0 (the JDK's 50); the stack binds with 4096 (BacklogTioServer). */
+    /**
+     * TioServer.start binds with backlog 0 (the JDK's 50); the stack binds with 4096 (BacklogTioServer).
+     * AIO_GROUP=pool is t-io's channel group (AsynchronousChannelGroup.withThreadPool(groupExecutor): the
+     * JDK polls on its own internal thread and hands each completion to t-io's group pool); fixed is the
+     * JDK's other kind, withFixedThreadPool(TIO_MAX_POOL_SIZE_FOR_GROUP), whose threads poll themselves
+     * and run a read's completion on the thread that polled it.
+     */
     static final class Backlog extends TioServer {
+        private final boolean fixed;
         private AsynchronousServerSocketChannel channel;
         private Node node;
 
-        Backlog(TioServerConfig config) {
+        Backlog(TioServerConfig config, boolean fixed) {
             super(config);
+            this.fixed = fixed;
         }
 
         @Override
         public void start(String ip, int port) throws IOException {
             TioServerConfig config = getTioServerConfig();
             node = new Node(ip, port);
-            channel = AsynchronousServerSocketChannel.open(AsynchronousChannelGroup.withThreadPool(config.groupExecutor));
+            AsynchronousChannelGroup group = fixed
+                    ? AsynchronousChannelGroup.withFixedThreadPool(Threads.MAX_POOL_SIZE_FOR_GROUP,
+                            Thread.ofPlatform().name("aio-fixed-", 0).daemon(false).factory())
+                    : AsynchronousChannelGroup.withThreadPool(config.groupExecutor);
+            channel = AsynchronousServerSocketChannel.open(group);
             channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             channel.setOption(StandardSocketOptions.SO_RCVBUF, 64 * 1024);
             channel.bind(new InetSocketAddress(ip, port), 4096);
