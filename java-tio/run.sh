@@ -4,7 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 export TIO_PACKET_HANDLER_MODE=${TIO_PACKET_HANDLER_MODE:-QUEUE}
-export TIO_AIO_GROUP=${TIO_AIO_GROUP:-POOL}
 export TIO_MYSQL_POOL=${TIO_MYSQL_POOL:-16}
 FLAGS="-Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:+UseParallelGC
  -DTIO_MAX_POOL_SIZE_FOR_GROUP=${TIO_MAX_POOL_SIZE_FOR_GROUP:-4}

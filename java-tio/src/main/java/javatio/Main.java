@@ -21,14 +21,10 @@ public final class Main {
     /** Listen backlog (t-io binds with 0, which the JDK makes 50; the kernel caps it at net.core.somaxconn). */
     static final int BACKLOG = 4096;
 
-    /** TIO_AIO_GROUP: t-io's channel group (POOL) or the JDK's fixed-thread-pool group (BacklogTioServer). */
-    enum AioGroup { POOL, FIXED }
-
     public static void main(String[] args) throws Exception {
         String host, name;
         int port, timeout, headTimeout, idleTimeout, mysqlPool;
         PacketHandlerMode mode;
-        boolean fixedGroup;
         Store redis, mysql, memcache;
         // blocking driver calls (JDBC, xmemcached) run on virtual threads: one per read
         Executor blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
@@ -41,7 +37,6 @@ public final class Main {
             idleTimeout = Env.integer("IDLE_TIMEOUT_MS");
             // the stack's knobs: defaults in run.sh, explained in README "Tuning"
             mode = Env.choice("TIO_PACKET_HANDLER_MODE", PacketHandlerMode.class);
-            fixedGroup = Env.choice("TIO_AIO_GROUP", AioGroup.class) == AioGroup.FIXED;
             mysqlPool = Env.integer("TIO_MYSQL_POOL");
             redis = new RedisStore(Env.str("REDIS_HOST"), Env.integer("REDIS_PORT"), timeout);
             mysql = new MysqlStore(Env.str("MYSQL_HOST"), Env.integer("MYSQL_PORT"), Env.str("MYSQL_USER"),
@@ -81,11 +76,11 @@ public final class Main {
         // received a byte nor sent a packet for its ChannelContext.heartbeatTimeout (= IDLE_TIMEOUT_MS, set in
         // Listener.onAfterConnected). The global value is only the period of that scan.
         config.setHeartbeatTimeout(HEARTBEAT_SCAN_MS);
-        TioServer server = new BacklogTioServer(config, BACKLOG, fixedGroup ? Threads.MAX_POOL_SIZE_FOR_GROUP : 0);
+        TioServer server = new BacklogTioServer(config, BACKLOG);
         server.start(host, port);
-        System.out.printf("java-tio listening on %s:%d (AIO group %s, group threads %d, tio threads %d, mode %s,"
-                        + " read buffer %d, backlog %d, mysql pool %d, head timeout %d ms, idle timeout %d ms)%n",
-                host, port, fixedGroup ? "fixed" : "pool", Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO, mode,
+        System.out.printf("java-tio listening on %s:%d (group threads %d, tio threads %d, mode %s, read buffer %d,"
+                        + " backlog %d, mysql pool %d, head timeout %d ms, idle timeout %d ms)%n",
+                host, port, Threads.MAX_POOL_SIZE_FOR_GROUP, Threads.MAX_POOL_SIZE_FOR_TIO, mode,
                 config.getReadBufferSize(), BACKLOG, mysqlPool, headTimeout, idleTimeout);
     }
 }
