@@ -49,7 +49,7 @@ import org.tio.utils.Threads;
  * </pre>
  * Environment: PORT (required), STACK_NAME (the Server header, default java-tio), TIO_PACKET_HANDLER_MODE
  * (QUEUE or SINGLE_THREAD, default QUEUE), TIO_STAT_ON (t-io's TioConfig.statOn, default true as t-io's),
- * AIO_GROUP (pool or fixed, default pool as t-io: see Backlog).
+ * TIO_AIO_GROUP (POOL or FIXED, default POOL as t-io and run.sh: see Backlog).
  */
 public class TioHelloAlone {
     public static void main(String[] args) throws Exception {
@@ -60,10 +60,10 @@ public class TioHelloAlone {
         config.packetHandlerMode = PacketHandlerMode.valueOf(env("TIO_PACKET_HANDLER_MODE", "QUEUE"));
         config.statOn = Boolean.parseBoolean(env("TIO_STAT_ON", "true"));
         config.setHeartbeatTimeout(0);
-        boolean fixed = switch (env("AIO_GROUP", "pool")) {
-            case "pool" -> false;
-            case "fixed" -> true;
-            default -> throw new IllegalStateException("AIO_GROUP: pool or fixed");
+        boolean fixed = switch (env("TIO_AIO_GROUP", "POOL")) {
+            case "POOL" -> false;
+            case "FIXED" -> true;
+            default -> throw new IllegalStateException("TIO_AIO_GROUP: POOL or FIXED");
         };
         new Backlog(config, fixed).start("127.0.0.1", port);
         System.out.printf("TioHelloAlone on 127.0.0.1:%d (group threads %d, tio threads %d, mode %s, statOn %s,"
@@ -140,8 +140,8 @@ public class TioHelloAlone {
 
     /**
      * TioServer.start binds with backlog 0 (the JDK's 50); the stack binds with 4096 (BacklogTioServer).
-     * AIO_GROUP=pool is t-io's channel group (AsynchronousChannelGroup.withThreadPool(groupExecutor): the
-     * JDK polls on its own internal thread and hands each completion to t-io's group pool); fixed is the
+     * TIO_AIO_GROUP=POOL is t-io's channel group (AsynchronousChannelGroup.withThreadPool(groupExecutor): the
+     * JDK polls on its own internal thread and hands each completion to t-io's group pool); FIXED is the
      * JDK's other kind, withFixedThreadPool(TIO_MAX_POOL_SIZE_FOR_GROUP), whose threads poll themselves
      * and run a read's completion on the thread that polled it.
      */
