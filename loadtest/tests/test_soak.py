@@ -52,6 +52,37 @@ def test_growth_that_stops_before_the_end_is_a_bound_not_a_leak():
     assert m["leak"] is True and m["levelled_off"] is False and m["tail_slope_mib_per_h"] > TH.leak_mib_per_h
 
 
+def voovan_like(floor_step=0.0, last_climb=2.4):
+    """java-voovan's /redis soak (2026-11-26): native buffers freed at each full collection, about
+    every 10 minutes: RSS climbs 2.3-2.7 MiB per 5 s window from ~220 MiB and falls back at 725 and 1,338 s."""
+    def rss(i):
+        if i < 145:
+            return 220 + 2.7 * i
+        if i < 268:
+            return 250 + floor_step + 2.3 * (i - 145)
+        return 245 + 2 * floor_step + last_climb * (i - 268)
+    return series(360, rss_mib=rss)
+
+
+def test_a_sawtooth_whose_floors_hold_is_not_a_leak():
+    m = soak_verdicts.memory(voovan_like(), TH)
+    assert m["slope_mib_per_h"] > 400 and m["leak"] is False, m  # the second half alone is a rising edge
+    saw = m["sawtooth"]
+    assert saw["bounded"] is True and saw["releases_at_s"] == [730, 1345] and saw["floors_mib"] == [250, 245]
+    assert "the rising edge of a sawtooth, not a leak: released 2 time(s)" in m["why"]
+    assert "| memory | ok sawtooth" in soak_report.render_md(doc(voovan_like()))
+
+
+def test_a_sawtooth_whose_floors_rise_or_whose_last_climb_passes_the_peak_is_a_leak():
+    rising = soak_verdicts.memory(voovan_like(floor_step=40), TH)  # +40 MiB a cycle: ~240 MiB/h
+    assert rising["leak"] is True and rising["sawtooth"]["bounded"] is False and "the floors rise" in rising["why"]
+    climbing = soak_verdicts.memory(voovan_like(last_climb=4.2), TH)  # ends at 627 MiB, over the 609 before
+    assert climbing["leak"] is True and "above the peak before it" in climbing["why"]
+    once = series(360, rss_mib=lambda i: 220 + 2.0 * i if i < 100 else 230 + 1.0 * (i - 100))
+    m = soak_verdicts.memory(once, TH)
+    assert m["leak"] is True and "one release cannot show a bound" in m["why"]
+
+
 def test_slow_growth_under_the_threshold_is_reported_not_flagged():
     ws = series(720, rss_mib=lambda i: 100 + i * 5 / 3600 * 10)  # 10 MiB/h for an hour
     m = soak_verdicts.memory(ws, TH)

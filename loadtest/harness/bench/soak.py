@@ -40,7 +40,8 @@ OHA_GRACE_S = 30.0            # beyond the window and the request timeout, befor
 
 # The thresholds a make variable sets: field, variable, lowest value.
 THRESHOLD_KNOBS = (("leak_mib_per_h", "LEAK_MIB_PER_H", 0.0), ("leak_min_mib", "LEAK_MIN_MIB", 0.0),
-                   ("stall_factor", "STALL_FACTOR", 1.0), ("stall_floor_ms", "STALL_FLOOR_MS", 0.0))
+                   ("stall_factor", "STALL_FACTOR", 1.0), ("stall_floor_ms", "STALL_FLOOR_MS", 0.0),
+                   ("release_fraction", "RELEASE_FRACTION", 0.0))
 
 
 def thresholds_from(env, base: soak_verdicts.Thresholds) -> soak_verdicts.Thresholds:

@@ -70,9 +70,11 @@ def verdict_rows(doc: dict) -> list[list[str]]:
         return f"{FLAG} " if flag else "ok "
     rows = [
         ["memory", ("– cannot tell" if mem["leak"] is None else mark(mem["leak"]) + (
-            "leak" if mem["leak"] else "levelled off" if mem.get("levelled_off") else "no leak")),
+            "leak" if mem["leak"] else "levelled off" if mem.get("levelled_off") else
+            "sawtooth" if (mem.get("sawtooth") or {}).get("bounded") else "no leak")),
          mem["why"], f"> {th['leak_mib_per_h']:g} MiB/h, 95% interval above 0, > {th['leak_min_mib']:g} MiB over the span, "
-         "and over the last quarter > that rate with its interval above 0"],
+         "and over the last quarter > that rate with its interval above 0; not a sawtooth (two or more falls of "
+         f"> {th.get('release_fraction', 0.2):.0%}, the floors after them not rising, no RSS after the last above the peak before it)"],
         ["latency", (mark(True) + f"{len(lat['stall_windows'])} stall window(s)" if lat["stall"] else
                      mark(True) + f"{len(lat['stall_windows'])} stall window(s), all disturbed" if lat.get("disturbed_stall") else
                      mark(False) + "no stall"),

@@ -22,6 +22,7 @@ class Thresholds:
     stall_factor: float = 10.0    # a window's p99 or max above this multiple of the soak's usual p99 (baseline_p99) ...
     stall_floor_ms: float = 200.0  # ... and above this (a fast server's 10x is still no stall)
     behind_fraction: float = 0.9  # a window (or the soak) answering less than this share of the offered requests
+    release_fraction: float = 0.2  # RSS falling by more than this share (and leak_min_mib) from one window to the next: a release
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -82,7 +83,7 @@ def memory(windows: list, th: Thresholds) -> dict:
            "windows": len(half), "slope_mib_per_h": None, "low_mib_per_h": None, "high_mib_per_h": None,
            "growth_mib": None, "from_s": None, "to_s": None, "intercept_mib": None,
            "tail_slope_mib_per_h": None, "tail_low_mib_per_h": None, "tail_high_mib_per_h": None, "tail_from_s": None,
-           "levelled_off": None,
+           "levelled_off": None, "sawtooth": None,
            "threshold_mib_per_h": th.leak_mib_per_h, "threshold_growth_mib": th.leak_min_mib, "leak": None}
     if fit is None:
         out["why"] = "fewer than 3 memory samples in the second half: no slope"
@@ -104,18 +105,64 @@ def memory(windows: list, th: Thresholds) -> dict:
                    tail_high_mib_per_h=round(t_high, 2), tail_from_s=tail_fit["x_from"])
         still = t_slope > th.leak_mib_per_h and t_low > 0
     out["levelled_off"] = grew and not still
-    out["leak"] = grew and still
+    out["sawtooth"] = saw = sawtooth(windows, th) if grew and still else None
+    bounded = bool(saw and saw["bounded"])
+    out["leak"] = grew and still and not bounded
     tail_text = ("" if tail_fit is None else
                  f"; over the last quarter {out['tail_slope_mib_per_h']:,.1f} MiB/h (95% interval "
                  f"{out['tail_low_mib_per_h']:,.1f} to {out['tail_high_mib_per_h']:,.1f})")
     out["why"] = (f"RSS grew {slope:,.1f} MiB/h (95% interval {low:,.1f} to {high:,.1f}) over the second half, "
                   f"{growth:+,.1f} MiB in {span_h * 60:,.1f} min" + tail_text
                   + (f": a leak (above {th.leak_mib_per_h:g} MiB/h, the interval above zero, more than "
-                     f"{th.leak_min_mib:g} MiB, and still growing over the last quarter)" if out["leak"] else
+                     f"{th.leak_min_mib:g} MiB, and still growing over the last quarter)"
+                     + ("" if saw is None else f"; {saw['why']}") if out["leak"] else
+                     f": the rising edge of a sawtooth, not a leak: {saw['why']}" if bounded else
                      f": it levelled off at {fit['y_max']:,.0f} MiB before the end, growth to a bound (a heap reaching "
                      f"its maximum size, a pool or cache filling), not a leak" if out["levelled_off"] else
                      f": no leak (a leak needs above {th.leak_mib_per_h:g} MiB/h, the interval above zero and more "
                      f"than {th.leak_min_mib:g} MiB, still growing over the last quarter)"))
+    return out
+
+
+def sawtooth(windows: list, th: Thresholds) -> dict | None:
+    """Memory that grows and is released again, over the whole soak: a release is a fall of more than
+    release_fraction of the RSS (and more than leak_min_mib) from one window to the next, and the
+    floor after it is the lowest RSS until the next release. Native buffers freed only when the Java
+    objects owning them are collected grow between two full collections and fall at each
+    (java-voovan's /redis soak, 2026-11-26: 220 -> 608 MiB, 250 after the full collection at
+    725 s, 530, 245 after the one at 1,338 s); the second half's fit sees only a rising edge. Bounded:
+    at least two releases, the floors not rising by more than leak_mib_per_h (and leak_min_mib in
+    all), and no RSS after the last release above the highest peak before it. None: no release."""
+    rss = [(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in windows if w.get("rss_bytes")]
+    releases = [k for k in range(1, len(rss)) if rss[k - 1][1] - rss[k][1] > max(th.release_fraction * rss[k - 1][1],
+                                                                                 th.leak_min_mib)]
+    if not releases:
+        return None
+    floors = []
+    for n, k in enumerate(releases):
+        cycle = rss[k:releases[n + 1]] if n + 1 < len(releases) else rss[k:]
+        floors.append(min(cycle, key=lambda p: p[1]))
+    peak_before = max(y for _, y in rss[:releases[-1]])
+    after = max(y for _, y in rss[releases[-1]:])
+    out = {"releases_at_s": [rss[k][0] for k in releases], "floors_mib": [round(y, 1) for _, y in floors],
+           "peak_mib": round(max(y for _, y in rss), 1), "floor_slope_mib_per_h": None, "bounded": False}
+    fit = theil_sen(floors)
+    if fit is not None:
+        out["floor_slope_mib_per_h"] = round(fit["slope"] * 3600, 2)
+    elif len(floors) == 2 and floors[1][0] != floors[0][0]:
+        out["floor_slope_mib_per_h"] = round((floors[1][1] - floors[0][1]) / (floors[1][0] - floors[0][0]) * 3600, 2)
+    rising = floors[-1][1] - floors[0][1]
+    out["bounded"] = (len(releases) >= 2 and after <= peak_before
+                      and (out["floor_slope_mib_per_h"] <= th.leak_mib_per_h or rising <= th.leak_min_mib))
+    floors_text = ", ".join(f"{y:,.0f}" for _, y in floors)
+    at_text = ", ".join(f"{t:,.0f}" for t in out["releases_at_s"])
+    out["why"] = (f"released {len(releases)} time(s) (at {at_text} s), the floors after them {floors_text} MiB"
+                  + ("" if out["floor_slope_mib_per_h"] is None else f" ({out['floor_slope_mib_per_h']:+,.1f} MiB/h)")
+                  + f", peak {out['peak_mib']:,.0f} MiB"
+                  + ("" if out["bounded"] else
+                     ": one release cannot show a bound" if len(releases) < 2 else
+                     f": RSS after the last release ({after:,.0f} MiB) above the peak before it ({peak_before:,.0f})"
+                     if after > peak_before else ": the floors rise"))
     return out
 
 
