@@ -310,11 +310,21 @@ def test_bad_settings_are_refused_plainly():
     for extra, said in [({"STACK": ""}, "STACK=<one stack>"), ({"ENDPOINT": "nope"}, "ENDPOINT='nope'"),
                         ({"WINDOW": "0"}, "WINDOW=0: at least 1"), ({"DURATION": "10", "WINDOW": "5"}, "at least 15"),
                         ({"RATE": "fast"}, "not a number"), ({"RATE_FRACTION": "2"}, "at most 1"),
-                        ({"STACK_ENV": "oops"}, "not VAR=value")]:
+                        ({"STACK_ENV": "oops"}, "not VAR=value"),
+                        ({"ENDPOINT": "sleep", "RATE": "10610", "CONNECTIONS": "64"},
+                         "64 connections cannot carry 10,610 req/s on /sleep.*at most 6,400 req/s.*CONNECTIONS=256")]:
         with pytest.raises(ab.Usage, match=said):
             soak.SoakSettings.from_env({**base, **extra})
     s = soak.SoakSettings.from_env({**base, "DURATION": "60", "WINDOW": "2", "STALL_FLOOR_MS": "50"})
     assert (s.windows, s.thresholds.stall_floor_ms, s.duration) == (30, 50.0, 60.0)
+
+
+def test_sleep_gets_the_connections_its_rate_needs():
+    """java-tomcat's /sleep soaks of 2026-11-26 at 10,610 req/s, first given 64 connections: they fell behind."""
+    assert soak.too_few_connections("sleep", 10_610, 256) is None
+    assert soak.too_few_connections("redis", 10_610, 64) is None  # no wait of its own: the soak shows what the stack does
+    assert "at most 6,400 req/s" in soak.too_few_connections("sleep", 10_610, 64)
+    assert [soak.enough_connections("sleep", r) for r in (100, 3_200, 10_610, 20_000)] == [2, 64, 256, 512]
 
 
 def results_json(path, started, cpu_model, peak, knee=16):

@@ -28,12 +28,32 @@ from dataclasses import asdict, dataclass, field
 
 from .. import procstats, services, stacks
 from ..config import LOG_DIR
-from . import ab, cpus, gclog, loadgen_oha, machine, measure, plan, report_md, run, soak_verdicts, stats
+from . import ab, calibrate, cpus, gclog, loadgen_oha, machine, measure, plan, report_md, run, soak_verdicts, stats
 from .settings import ENDPOINTS, Settings, with_port_offset
 
 SCHEMA = "reference-servers/soak"
 SCHEMA_VERSION = 1
 DEFAULT_CONNECTIONS = 64      # when no benchmark says where the stack's knee is
+
+
+def too_few_connections(endpoint: str, rate: float, connections: int) -> str | None:
+    """Why `connections` cannot carry `rate` (None: they can). Every /sleep request holds its connection
+    for at least the contract's 10 ms, so by Little's law n connections carry at most n / 10 ms req/s;
+    below that the soak only measures its own queue (oha's wait for a free connection)."""
+    if endpoint != "sleep" or connections / calibrate.SLEEP_S > rate:
+        return None
+    return (f"{connections} connections cannot carry {rate:,.0f} req/s on /sleep: each request holds its connection "
+            f"for at least {calibrate.SLEEP_S * 1000:g} ms, so they carry at most {connections / calibrate.SLEEP_S:,.0f} "
+            f"req/s (Little's law); give CONNECTIONS={enough_connections(endpoint, rate)} or more, or a lower RATE")
+
+
+def enough_connections(endpoint: str, rate: float) -> int:
+    """For /sleep: the power of two that keeps at most half the connections waiting out the 10 ms."""
+    need = 2 * rate * calibrate.SLEEP_S
+    n = 1
+    while n < need:
+        n *= 2
+    return n
 PEAK_PROBE_S = 10.0           # the closed-loop run that measures the peak when no results.json has it
 OHA_GRACE_S = 30.0            # beyond the window and the request timeout, before a window's oha is killed
 
@@ -94,6 +114,8 @@ class SoakSettings:
         s.thresholds = thresholds_from(env, s.thresholds)
         if s.rate_fraction > 1:
             raise ab.Usage(f"RATE_FRACTION={s.rate_fraction:g}: a fraction of the peak, at most 1")
+        if s.rate and s.connections and too_few_connections(endpoint, s.rate, s.connections):
+            raise ab.Usage(too_few_connections(endpoint, s.rate, s.connections))
         return s
 
     @property
@@ -386,6 +408,13 @@ class Soak:
             connections, plan_["connections_source"] = found["knee_connections"], "the knee of that benchmark"
         else:
             connections, plan_["connections_source"] = DEFAULT_CONNECTIONS, "the default"
+        short = too_few_connections(cfg.endpoint, rate, connections)
+        if short and cfg.connections:
+            raise ab.Refused(short)
+        if short:
+            connections = enough_connections(cfg.endpoint, rate)
+            plan_["connections_source"] += (f", raised to {connections}: at least {calibrate.SLEEP_S * 1000:g} ms per "
+                                            f"request, at most half of them waiting at this rate (Little's law)")
         self.doc["plan"] = plan_
         return max(1, int(rate)), connections
 
