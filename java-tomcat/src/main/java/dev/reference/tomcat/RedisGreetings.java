@@ -119,7 +119,7 @@ class RedisGreetings {
                 clearIdle(); // the server went away: its other idle connections are dead as well
             }
             throw ContractError.unavailable(e);
-        } catch (JedisException e) { // no connection from the pool within its wait
+        } catch (JedisException e) { // no connection within the pool's wait, or one not given back
             throw ContractError.unavailable(e);
         }
     }
