@@ -187,6 +187,11 @@ def test_a_stall_where_other_processes_took_the_machine_is_not_the_servers():
     lat = v["latency"]
     assert v["flags"] == ["disturbed-stall"] and lat["stall_windows"] == [10, 21] == lat["disturbed_stall_windows"]
     assert not lat["stall"] and "2 of them disturbed" in lat["why"]
+    ws[50] = window(50, p99=40.0, max_ms=55.0)  # the server's own worst, away from the disturbance
+    lat = soak_verdicts.judge(ws, [], True, None, TH)["latency"]
+    assert lat["worst_window"]["i"] == 10 and lat["worst_undisturbed_window"]["i"] == 50
+    assert "away from disturbed windows at 250 s: p99 40.0 ms" in lat["why"]
+    assert soak_verdicts.judge(series(20), [], True, None, TH)["latency"]["worst_undisturbed_window"] is None
     # One stall away from any disturbance is the server's: flagged stall, the disturbed ones still listed.
     ws[40] = window(40, p99=400.0, max_ms=420.0)
     v = soak_verdicts.judge(ws, [], True, None, TH)

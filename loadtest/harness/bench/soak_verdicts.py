@@ -193,11 +193,16 @@ def latency(windows: list, th: Thresholds) -> dict:
     disturbed = [i for i in stalls if i in near]
     own = [i for i in stalls if i not in near]
     worst = max(windows, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
+    calm = [w for w in windows if w["i"] not in near]
+    worst_calm = max(calm, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
     longest = max((w for w in windows if w.get("max_ms") is not None), key=lambda w: w["max_ms"], default=None)
     out = {"median_p50_ms": stats.median([w.get("p50_ms") for w in windows]), "median_p99_ms": median_p99,
            "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(own),
            "disturbed_stall_windows": disturbed, "disturbed_stall": bool(disturbed) and not own,
            "worst_window": None if worst is None else {k: worst.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
+           # the worst of the windows neither disturbed nor next to one: the server's own worst, when others took the box
+           "worst_undisturbed_window": None if worst_calm is None or worst_calm is worst else
+           {k: worst_calm.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
            "slowest_request_ms": None if longest is None else longest["max_ms"],
            "slowest_request_window": None if longest is None else longest["i"]}
     if worst is None:
@@ -210,7 +215,11 @@ def latency(windows: list, th: Thresholds) -> dict:
                       + f" (threshold {threshold:,.1f} ms = max({th.stall_factor:g} x the usual p99 "
                       f"{baseline or 0:,.2f} ms, {th.stall_floor_ms:g} ms)); worst window at {w['t_s']:,.0f} s: "
                       + ("no answers" if w.get("p99_ms") is None else
-                         f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms"))
+                         f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms")
+                      + ("" if out["worst_undisturbed_window"] is None else
+                         f"; away from disturbed windows at {worst_calm['t_s']:,.0f} s: "
+                         + ("no answers" if worst_calm.get("p99_ms") is None else
+                            f"p99 {worst_calm['p99_ms']:,.1f} ms, max {worst_calm.get('max_ms') or 0:,.1f} ms")))
     return out
 
 
