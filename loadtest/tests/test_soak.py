@@ -329,7 +329,7 @@ def test_sleep_gets_the_connections_its_rate_needs():
     assert soak.too_few_connections("sleep", 10_610, 256) is None
     assert soak.too_few_connections("redis", 10_610, 64) is None  # no wait of its own: the soak shows what the stack does
     assert "at most 6,400 req/s" in soak.too_few_connections("sleep", 10_610, 64)
-    assert [soak.enough_connections("sleep", r) for r in (100, 3_200, 10_610, 20_000)] == [2, 64, 256, 512]
+    assert [soak.enough_connections(r) for r in (100, 3_200, 10_610, 20_000)] == [2, 64, 256, 512]
 
 
 def results_json(path, started, cpu_model, peak, knee=16):

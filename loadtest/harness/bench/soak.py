@@ -34,6 +34,14 @@ from .settings import ENDPOINTS, Settings, with_port_offset
 SCHEMA = "reference-servers/soak"
 SCHEMA_VERSION = 1
 DEFAULT_CONNECTIONS = 64      # when no benchmark says where the stack's knee is
+PEAK_PROBE_S = 10.0           # the closed-loop run that measures the peak when no results.json has it
+OHA_GRACE_S = 30.0            # beyond the window and the request timeout, before a window's oha is killed
+
+
+# The thresholds a make variable sets: field, variable, lowest value.
+THRESHOLD_KNOBS = (("leak_mib_per_h", "LEAK_MIB_PER_H", 0.0), ("leak_min_mib", "LEAK_MIN_MIB", 0.0),
+                   ("stall_factor", "STALL_FACTOR", 1.0), ("stall_floor_ms", "STALL_FLOOR_MS", 0.0),
+                   ("release_fraction", "RELEASE_FRACTION", 0.0))
 
 
 def too_few_connections(endpoint: str, rate: float, connections: int) -> str | None:
@@ -44,24 +52,16 @@ def too_few_connections(endpoint: str, rate: float, connections: int) -> str | N
         return None
     return (f"{connections} connections cannot carry {rate:,.0f} req/s on /sleep: each request holds its connection "
             f"for at least {calibrate.SLEEP_S * 1000:g} ms, so they carry at most {connections / calibrate.SLEEP_S:,.0f} "
-            f"req/s (Little's law); give CONNECTIONS={enough_connections(endpoint, rate)} or more, or a lower RATE")
+            f"req/s (Little's law); give CONNECTIONS={enough_connections(rate)} or more, or a lower RATE")
 
 
-def enough_connections(endpoint: str, rate: float) -> int:
+def enough_connections(rate: float) -> int:
     """For /sleep: the power of two that keeps at most half the connections waiting out the 10 ms."""
     need = 2 * rate * calibrate.SLEEP_S
     n = 1
     while n < need:
         n *= 2
     return n
-PEAK_PROBE_S = 10.0           # the closed-loop run that measures the peak when no results.json has it
-OHA_GRACE_S = 30.0            # beyond the window and the request timeout, before a window's oha is killed
-
-
-# The thresholds a make variable sets: field, variable, lowest value.
-THRESHOLD_KNOBS = (("leak_mib_per_h", "LEAK_MIB_PER_H", 0.0), ("leak_min_mib", "LEAK_MIN_MIB", 0.0),
-                   ("stall_factor", "STALL_FACTOR", 1.0), ("stall_floor_ms", "STALL_FLOOR_MS", 0.0),
-                   ("release_fraction", "RELEASE_FRACTION", 0.0))
 
 
 def thresholds_from(env, base: soak_verdicts.Thresholds) -> soak_verdicts.Thresholds:
@@ -412,7 +412,7 @@ class Soak:
         if short and cfg.connections:
             raise ab.Refused(short)
         if short:
-            connections = enough_connections(cfg.endpoint, rate)
+            connections = enough_connections(rate)
             plan_["connections_source"] += (f", raised to {connections}: at least {calibrate.SLEEP_S * 1000:g} ms per "
                                             f"request, at most half of them waiting at this rate (Little's law)")
         self.doc["plan"] = plan_
