@@ -129,8 +129,8 @@ def sawtooth(windows: list, th: Thresholds) -> dict | None:
     release_fraction of the RSS (and more than leak_min_mib) from one window to the next, and the
     floor after it is the lowest RSS until the next release. Native buffers freed only when the Java
     objects owning them are collected grow between two full collections and fall at each
-    (java-voovan's /redis soak, 2026-11-26: 220 -> 608 MiB, 250 after the full collection at
-    725 s, 530, 245 after the one at 1,338 s); the second half's fit sees only a rising edge. Bounded:
+    (java-voovan's /redis soak, 2026-11-26: 210 -> 584 MiB, 232 after a full collection, up to 530,
+    230 after the next); the second half's fit sees only a rising edge. Bounded:
     at least two releases, the floors not rising by more than leak_mib_per_h (and leak_min_mib in
     all), and no RSS after the last release above the highest peak before it. None: no release."""
     rss = [(w["t_s"] + w["seconds"], w["rss_bytes"] / MIB) for w in windows if w.get("rss_bytes")]
@@ -192,17 +192,15 @@ def latency(windows: list, th: Thresholds) -> dict:
     near = disturbed_near(windows)
     disturbed = [i for i in stalls if i in near]
     own = [i for i in stalls if i not in near]
-    worst = max(windows, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
-    calm = [w for w in windows if w["i"] not in near]
-    worst_calm = max(calm, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
+    worst = worst_of(windows)
+    worst_calm = worst_of([w for w in windows if w["i"] not in near])
     longest = max((w for w in windows if w.get("max_ms") is not None), key=lambda w: w["max_ms"], default=None)
     out = {"median_p50_ms": stats.median([w.get("p50_ms") for w in windows]), "median_p99_ms": median_p99,
            "baseline_p99_ms": baseline, "threshold_ms": round(threshold, 3), "stall_windows": stalls, "stall": bool(own),
            "disturbed_stall_windows": disturbed, "disturbed_stall": bool(disturbed) and not own,
-           "worst_window": None if worst is None else {k: worst.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
+           "worst_window": brief(worst),
            # the worst of the windows neither disturbed nor next to one: the server's own worst, when others took the box
-           "worst_undisturbed_window": None if worst_calm is None or worst_calm is worst else
-           {k: worst_calm.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")},
+           "worst_undisturbed_window": None if worst_calm is worst else brief(worst_calm),
            "slowest_request_ms": None if longest is None else longest["max_ms"],
            "slowest_request_window": None if longest is None else longest["i"]}
     if worst is None:
@@ -214,13 +212,23 @@ def latency(windows: list, th: Thresholds) -> dict:
                          f"machine in that window or next to it)" if disturbed else "")
                       + f" (threshold {threshold:,.1f} ms = max({th.stall_factor:g} x the usual p99 "
                       f"{baseline or 0:,.2f} ms, {th.stall_floor_ms:g} ms)); worst window at {w['t_s']:,.0f} s: "
-                      + ("no answers" if w.get("p99_ms") is None else
-                         f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms")
+                      + latency_figures(w)
                       + ("" if out["worst_undisturbed_window"] is None else
-                         f"; away from disturbed windows at {worst_calm['t_s']:,.0f} s: "
-                         + ("no answers" if worst_calm.get("p99_ms") is None else
-                            f"p99 {worst_calm['p99_ms']:,.1f} ms, max {worst_calm.get('max_ms') or 0:,.1f} ms")))
+                         f"; away from disturbed windows at {worst_calm['t_s']:,.0f} s: " + latency_figures(worst_calm)))
     return out
+
+
+def worst_of(windows: list) -> dict | None:
+    """The window with the highest p99 (one without answers is worse than any); None for none."""
+    return max(windows, key=lambda w: math.inf if w.get("p99_ms") is None else w["p99_ms"], default=None)
+
+
+def brief(w: dict | None) -> dict | None:
+    return None if w is None else {k: w.get(k) for k in ("i", "t_s", "p50_ms", "p99_ms", "max_ms")}
+
+
+def latency_figures(w: dict) -> str:
+    return "no answers" if w.get("p99_ms") is None else f"p99 {w['p99_ms']:,.1f} ms, max {w.get('max_ms') or 0:,.1f} ms"
 
 
 def disturbed_near(windows: list) -> set:
