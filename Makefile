@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare new-stack clean
+.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare sim-hosts-up sim-hosts-down new-stack clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -76,6 +76,12 @@ soak: setup ## one stack at a fixed rate for an hour, in 5 s windows: make soak 
 
 compare: $(VENV)/.installed ## two runs side by side, regressions first: make compare OLD=results/<a> NEW=results/<b> [OUT=file.html]
 	$(HARNESS) compare "$(OLD)" "$(NEW)" --out "$(OUT)"
+
+sim-hosts-up: setup ## simulated hosts for a multi-host run on this machine (network namespaces, each with sshd; root)
+	$(HARNESS) sim-hosts up
+
+sim-hosts-down: $(VENV)/.installed ## stop everything in the simulated hosts and remove them
+	$(HARNESS) sim-hosts down
 
 clean: services-down ## stop services and remove run state (.run/)
 	rm -rf .run

@@ -4,8 +4,8 @@ import signal
 import subprocess
 import sys
 
-from . import provision, services, skeleton, stacks, verify
-from .config import ROOT, SERVICES
+from . import hosts, provision, services, skeleton, stacks, verify
+from .config import ROOT, SERVICES, external_services
 
 
 def cmd_services_up(args) -> int:
@@ -112,10 +112,18 @@ def cmd_test(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import cpus, run, settings
+    from .bench import cpus, multihost, run, settings
     cfg = settings.Settings.from_env()
     selected = settings.with_port_offset(stacks.select(cfg.stacks or None))
-    bench = run.Bench(cfg, cpus.Layout.from_env())
+    if hosts.configured():
+        try:
+            roles = hosts.roles_from_env(all_services_external=external_services() == set(SERVICES))
+        except hosts.HostError as e:
+            print(f"bench: {e}", file=sys.stderr)
+            return 2
+        bench = multihost.MultiHostBench(cfg, roles)
+    else:
+        bench = run.Bench(cfg, cpus.Layout.from_env())
     try:
         out = bench.run(selected)
     except KeyboardInterrupt:
@@ -177,7 +185,42 @@ def cmd_compare(args) -> int:
 
 
 def cmd_setup(args) -> int:
-    return provision.setup(stacks.select(args.stack))
+    return provision.setup([] if args.harness_only else stacks.select(args.stack))
+
+
+def cmd_sim_hosts(args) -> int:
+    from . import simhosts
+    try:
+        if args.action == "up":
+            line = simhosts.up()
+            print(f"simulated hosts up: {', '.join(f'{h.alias} {h.address}' for h in simhosts.hosts())}\n"
+                  f"a run across them: make bench-all {line} HOSTS_CHECKOUT={ROOT}")
+        else:
+            removed = simhosts.down()
+            print(f"simulated hosts down ({len(removed)} removed)")
+    except simhosts.SimHostsError as e:
+        print(f"sim-hosts: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_on_host(args) -> int:
+    """Called over ssh by a multi-host run (bench/multihost.py); prints one JSON document."""
+    from .bench import on_host
+    if args.what == "describe":
+        doc = on_host.describe()
+    elif args.what == "sample":
+        doc = on_host.sample(None, backends=True) if args.rest[0] == "backends" else on_host.sample(int(args.rest[0]) or None)
+    elif args.what == "rtt":
+        doc = on_host.rtt(args.rest[0], int(args.rest[1]))
+    elif args.what == "load":
+        timeout, cmd = float(args.rest[1]), args.rest[args.rest.index("--") + 1:]
+        doc = on_host.load(cmd, timeout)
+    else:  # verify
+        opts = dict(zip(args.rest[0::2], args.rest[1::2]))
+        doc = on_host.verify(opts["--stack"], opts["--host"], int(opts["--port"]))
+    on_host.print_json(doc)
+    return 0
 
 
 def stop_like_ctrl_c_on_sigterm() -> None:
@@ -214,6 +257,8 @@ def main(argv=None) -> int:
         ("soak", cmd_soak, "load one stack at a fixed rate for a long time, in windows: leaks, stalls, GC pauses "
                            "(settings from the environment)"),
         ("compare", cmd_compare, "compare two results (results.json or ab.json), regressions first"),
+        ("sim-hosts", cmd_sim_hosts, "bring the simulated hosts (network namespaces with sshd) up or down"),
+        ("on-host", cmd_on_host, "what a multi-host run asks of one host over ssh (prints JSON)"),
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
@@ -231,10 +276,17 @@ def main(argv=None) -> int:
             p.add_argument("--out", default="", help="where to write the HTML page (default: compare.html next to NEW)")
         if name == "verify":
             p.add_argument("--no-build", action="store_true", help="use the stacks as already built")
+        if name == "setup":
+            p.add_argument("--harness-only", action="store_true", help="only what the harness needs, no stack's")
+        if name == "sim-hosts":
+            p.add_argument("action", choices=("up", "down"))
+        if name == "on-host":
+            p.add_argument("what", choices=("describe", "sample", "rtt", "load", "verify"))
+            p.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)
-    except (services.ServiceError, stacks.StackError, stacks.ManifestError) as e:
+    except (services.ServiceError, stacks.StackError, stacks.ManifestError, hosts.HostError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -9,7 +9,10 @@ from .toolchains import ToolchainError
 # The harness's own needs: the three backends, the closed-loop load generator, and the benchmark's
 # ceilings (nginx for /hello; redis-benchmark comes with redis-server, mysqlslap with mariadb-server;
 # sysbench for the SELECT, memcslap from libmemcached-tools for memcached).
-HARNESS_APT = ["redis-server", "mariadb-server", "memcached", "wrk", "nginx", "sysbench", "libmemcached-tools"]
+HARNESS_APT = ["redis-server", "mariadb-server", "memcached", "wrk", "nginx", "sysbench", "libmemcached-tools",
+               # Multi-host runs: OpenSSH reaches the hosts (sshd serves the simulated ones), iperf3
+               # measures the bandwidth between them.
+               "openssh-client", "openssh-server", "iperf3"]
 # The open-loop, coordinated-omission-correcting generator. Not in Debian bookworm: built with cargo.
 OHA_VERSION = "1.16.0"
 

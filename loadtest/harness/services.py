@@ -95,7 +95,9 @@ def _bootstrap_mariadb() -> None:
     try:
         with conn.cursor() as cur:
             cur.execute(f"CREATE DATABASE IF NOT EXISTS `{db}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-            for host in ("127.0.0.1", "localhost", "::1"):
+            # Bound beyond loopback (the backend host of a multi-host run), the stack connects from another host.
+            loopback = s["MYSQL_HOST"] in ("127.0.0.1", "localhost", "::1")
+            for host in ("127.0.0.1", "localhost", "::1") + (() if loopback else ("%",)):
                 cur.execute("CREATE USER IF NOT EXISTS %s@%s IDENTIFIED BY %s", (user, host, pw))
                 cur.execute("ALTER USER %s@%s IDENTIFIED BY %s", (user, host, pw))
                 cur.execute(f"GRANT ALL ON `{db}`.* TO %s@%s", (user, host))

@@ -474,6 +474,12 @@ def check_backend_errors(target: Target, cases=BACKEND_ERROR_CASES) -> list[Chec
 CHECKS = [check_cases, check_no_caching, check_date, check_keep_alive, check_pipelining, check_http10,
           check_connection_close, check_sleep_waits, check_concurrency, *protocol.CHECKS, check_outages,
           check_backend_errors]
+# What a multi-host run proves from a client host before its load, across the network: every byte
+# of every case, and the HTTP behaviour a benchmark depends on. The outage, backend-error and
+# protocol-limit checks need the backends' processes and the stack started with short limits:
+# the one-box `make verify` proves those, on every stack, in CI.
+ACROSS_NETWORK = [check_cases, check_no_caching, check_date, check_keep_alive, check_pipelining, check_http10,
+                  check_connection_close, check_sleep_waits, check_concurrency]
 # Checks that run on a second start of the stack, its Redis and memcached reached through
 # error_proxy (transparent until a check tells it otherwise). Every other check talks to the
 # backends directly: a stopped backend must really refuse connections, which a proxy cannot.

@@ -1,0 +1,414 @@
+"""A benchmark run across hosts: the stack on the server host, the backends on the backend host,
+the load from every client host at once, each reached over OpenSSH (hosts.py).
+
+The run's order is the one-box run's: prepare, services, then per stack verify -> start -> warm
+-> load, every measurement written into results.json as soon as it is made. What differs is
+where things run and how they are read: the verification runs on a client host, across the
+network; each level's connections are split between the client hosts, whose wrk runs start
+together and whose histograms merge exactly (merge.py); the accounting is read on each host
+(on_host.py). Whatever it started, on whichever host, is stopped on the way out, Ctrl-C and
+failures included.
+"""
+import concurrent.futures
+import datetime
+import json
+import pathlib
+import shlex
+import subprocess
+import time
+
+from .. import hosts, stacks
+from ..config import ROOT, SERVICES, external_services, settings as contract_settings
+from . import loadgen_wrk, machine, measure, merge, on_host, plan, results, stats
+from .run import RESULTS_ROOT, exclusive, render
+from .settings import DATA_ENDPOINTS, Settings
+
+REMOTE_HARNESS = ".venv/bin/python -m harness"  # in the checkout, with PYTHONPATH=loadtest (host_env)
+START_TIMEOUT_S = 180
+STOP_TIMEOUT_S = 30
+IPERF_PORT = 5201
+IPERF_SECONDS = 2
+
+
+class MultiHostError(RuntimeError):
+    pass
+
+
+def split(connections: int, parts: int) -> list[int]:
+    """Connections per client host: as even as can be, never zero (fewer hosts then take part)."""
+    base, extra = divmod(connections, parts)
+    return [n for n in (base + (1 if i < extra else 0) for i in range(parts)) if n > 0]
+
+
+class MultiHostBench:
+    def __init__(self, settings: Settings, roles: hosts.Roles, out_dir: pathlib.Path | None = None):
+        self.s, self.roles = settings, roles
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        self.dir = out_dir or RESULTS_ROOT / stamp
+        (self.dir / "raw").mkdir(parents=True, exist_ok=True)
+        self.doc: dict = {}
+        self.addresses: dict[str, str] = {}
+        self.services_started = False
+        self.serving: dict | None = None  # {"stack": name, "pid": remote harness pid, "log": path}
+        self.shared: dict[str, bool] = {}
+        self.cpus: dict[str, int] = {}  # role -> usable CPUs (a client host's wrk threads)
+
+    # ------------------------------------------------------------------ remote commands
+
+    def host_env(self, host: hosts.Host) -> dict[str, str]:
+        """The contract's settings as this run has them, with the hosts' addresses, and a run
+        directory per role (simulated hosts share one file system)."""
+        env = dict(contract_settings())
+        env["HOST"] = self.addresses["server"]
+        if self.roles.backend:
+            for name in SERVICES:
+                if name not in external_services():
+                    env[f"{name.upper()}_HOST"] = self.addresses["backend"]
+        env["RUN_DIR"] = f".run/hosts/{host.role}"
+        env["PYTHONPATH"] = "loadtest"
+        env["PYTHONUNBUFFERED"] = "1"  # the start is seen in the remote log as it happens
+        return env
+
+    def harness_line(self, host: hosts.Host, args: str) -> str:
+        return f"cd {shlex.quote(hosts.checkout_dir())} && {hosts.env_line(self.host_env(host))} {REMOTE_HARNESS} {args}"
+
+    def harness(self, host: hosts.Host, args: str, timeout: float | None = 120) -> subprocess.CompletedProcess:
+        return host.run(self.harness_line(host, args), timeout=timeout)
+
+    def on_host(self, host: hosts.Host, args: str, timeout: float | None = 60) -> dict:
+        out = self.harness(host, f"on-host {args}", timeout).stdout
+        try:
+            return json.loads(out.strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError) as e:
+            raise MultiHostError(f"{host}: on-host {args} printed no JSON: {out[-500:]}") from e
+
+    def say(self, message: str) -> None:
+        print(f"hosts: {message}", flush=True)
+
+    def save(self) -> None:
+        results.write(self.doc, self.dir)
+
+    # ------------------------------------------------------------------ phases
+
+    def resolve(self) -> None:
+        self.addresses = {"server": self.roles.server.address}
+        if self.roles.backend:
+            self.addresses["backend"] = self.roles.backend.address
+        for c in self.roles.clients:
+            self.addresses[c.role] = c.address
+
+    def prepare(self, selected) -> None:
+        """Each host gets the checkout and runs the setup (and, on the server host, the build) it
+        needs. A host whose HOSTS_CHECKOUT is this very directory needs neither: the `make` that
+        started this run has set this checkout up, and the stacks are built here."""
+        for host in self.roles.all:
+            self.shared[host.role] = hosts.shares_this_checkout(host)
+        if any(self.shared.values()):
+            for stack in selected:
+                stacks.build(stack)
+        names = ",".join(s.name for s in selected)
+        for host in self.roles.all:
+            if self.shared[host.role]:
+                self.say(f"{host.destination}: shares this checkout ({hosts.checkout_dir()})")
+                continue
+            self.say(f"{host.destination}: copying the checkout to {hosts.checkout_dir()} and running make setup ...")
+            hosts.ship_checkout(host)
+            d = shlex.quote(hosts.checkout_dir())
+            if host is self.roles.server:
+                host.run(f"cd {d} && make setup STACK={shlex.quote(names)}", timeout=3600)
+            else:  # the harness's own needs (the services, wrk, oha), no stack's
+                host.run(f"cd {d} && make .venv/.installed", timeout=3600)
+                self.harness(host, "setup --harness-only", timeout=3600)
+            if host is self.roles.server:
+                self.harness(host, f"build --stack {shlex.quote(names)}", timeout=3600)
+
+    def describe_hosts(self) -> dict:
+        out = {}
+        for host in self.roles.all:
+            info = self.on_host(host, "describe")
+            self.cpus[host.role] = info.get("cpus_usable") or 1
+            out[host.role] = {"destination": host.destination, "address": self.addresses[host.role],
+                              "shares_checkout": self.shared.get(host.role, False), "machine": info}
+        return out
+
+    def measure_network(self, port: int) -> dict:
+        """Round trips client -> server (the stack's port) and server -> backend (Redis's port), and
+        the bandwidth from the first client host to the server host (iperf3, a few seconds)."""
+        net: dict = {"rtt": {}, "bandwidth": None}
+        server = self.addresses["server"]
+        for c in self.roles.clients:
+            net["rtt"][f"{c.role}->server"] = self.on_host(c, f"rtt {server} {port}")
+        if self.roles.backend:
+            redis_port = contract_settings()["REDIS_PORT"]
+            net["rtt"]["server->backend"] = self.on_host(self.roles.server, f"rtt {self.addresses['backend']} {redis_port}")
+        net["bandwidth"] = self.bandwidth()
+        return net
+
+    def bandwidth(self) -> dict:
+        server, client = self.roles.server, self.roles.clients[0]
+        listener = server.popen(f"iperf3 -s -1 -B {self.addresses['server']} -p {IPERF_PORT}",
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            for _ in range(50):
+                proc = client.run(f"iperf3 -c {self.addresses['server']} -p {IPERF_PORT} -t {IPERF_SECONDS} -J",
+                                  timeout=IPERF_SECONDS + 30, check=False)
+                try:
+                    bps = json.loads(proc.stdout)["end"]["sum_received"]["bits_per_second"]
+                except (json.JSONDecodeError, KeyError):
+                    bps = None  # the listener is not up yet: iperf3 says so in its JSON ("error")
+                if proc.returncode == 0 and bps:
+                    return {"from": client.role, "to": "server", "gbit_per_s": round(bps / 1e9, 3),
+                            "seconds": IPERF_SECONDS, "tool": "iperf3 (one TCP stream)"}
+                time.sleep(0.2)  # the listener may not be up yet
+            return {"failure": proc.stdout[-300:] or proc.stderr[-300:]}
+        finally:
+            listener.kill()
+            listener.wait()
+            server.run(f"pkill -f 'iperf3 -s -1 -B {self.addresses['server']}' || true", check=False)
+
+    def services_up(self) -> None:
+        if not self.roles.backend:
+            return
+        self.say(f"{self.roles.backend.destination}: starting the services on {self.addresses['backend']} ...")
+        self.services_started = True
+        self.harness(self.roles.backend, "services-up", timeout=300)
+
+    def services_down(self) -> None:
+        if self.roles.backend and self.services_started:
+            self.harness(self.roles.backend, "services-down", timeout=120)
+            self.services_started = False
+
+    def start_stack(self, stack) -> None:
+        server = self.roles.server
+        log = f".run/hosts/server/serve-{stack.name}.log"
+        line = (f"cd {shlex.quote(hosts.checkout_dir())} && mkdir -p .run/hosts/server && "
+                f"{{ {hosts.env_line(self.host_env(server))} setsid {REMOTE_HARNESS} run --stack {shlex.quote(stack.name)} "
+                f"> {log} 2>&1 < /dev/null & }} && echo $!")
+        pid = int(server.run(line, timeout=60).stdout.strip().splitlines()[-1])
+        self.serving = {"stack": stack.name, "pid": pid, "log": log}
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            out = server.run(f"cd {shlex.quote(hosts.checkout_dir())} && cat {log}; kill -0 {pid} 2>/dev/null && echo ALIVE",
+                             check=False, timeout=30).stdout
+            if "is serving" in out:
+                return
+            if "ALIVE" not in out:
+                self.serving = None
+                last = (out.strip().splitlines() or ["(no output)"])[-1]
+                raise MultiHostError(f"{stack.name} did not start on {server.destination} ({last}); its log:\n{out[-1500:]}")
+            time.sleep(0.5)
+        raise MultiHostError(f"{stack.name} did not start on {server.destination} within {START_TIMEOUT_S} s")
+
+    def stack_root_pid(self) -> int | None:
+        """The stack's own process (the child of the remote harness `run`)."""
+        out = self.roles.server.run(f"pgrep -P {self.serving['pid']} | head -1", check=False).stdout.strip()
+        return int(out) if out.isdigit() else None
+
+    def stop_stack(self) -> None:
+        if not self.serving:
+            return
+        pid = self.serving["pid"]
+        # The remote harness stops its stack on SIGTERM, like Ctrl-C (__main__.stop_like_ctrl_c_on_sigterm).
+        self.roles.server.run(
+            f"kill -TERM {pid} 2>/dev/null; for i in $(seq {STOP_TIMEOUT_S * 10}); do kill -0 {pid} 2>/dev/null || exit 0; "
+            f"sleep 0.1; done; kill -KILL -- -{pid} 2>/dev/null; exit 0", check=False, timeout=STOP_TIMEOUT_S + 30)
+        self.serving = None
+
+    def verify(self, stack) -> dict:
+        client = self.roles.clients[0]
+        self.say(f"{stack.name}: verifying from {client.destination} across the network ...")
+        proc = client.run(self.harness_line(client, f"on-host verify --stack {shlex.quote(stack.name)} "
+                                                    f"--host {self.addresses['server']} --port {stack.port}"),
+                          check=False, timeout=600)
+        (self.dir / "raw" / f"{stack.name}-verify.txt").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+        try:
+            return json.loads(proc.stdout.strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError):
+            return {"ok": False, "failed": ["verification did not finish"], "detail": (proc.stderr or proc.stdout)[-500:]}
+
+    # ------------------------------------------------------------------ load
+
+    def closed_run(self, stack, endpoint: str, connections: int, duration: float, raw_name: str) -> dict:
+        """One level: its connections split between the client hosts, their wrk runs started together;
+        the server and backend hosts sampled before and after."""
+        url = f"http://{self.addresses['server']}:{stack.port}" + loadgen_wrk.endpoint_path(endpoint).split("?")[0]
+        shares = split(connections, len(self.roles.clients))
+        clients = self.roles.clients[:len(shares)]
+        script = loadgen_wrk.lua_script(endpoint, histogram=True)
+        root = self.stack_root_pid()
+        server_before = self.on_host(self.roles.server, f"sample {root or 0}")
+        backend_before = self.on_host(self.roles.backend, "sample backends") if self.roles.backend else None
+
+        def one(pair):
+            client, n = pair
+            path = f".run/hosts/{client.role}/wrk-{endpoint}.lua"
+            threads = loadgen_wrk.threads_for(n, self.cpus.get(client.role, 1))
+            cmd = loadgen_wrk.command(url, n, duration, path, threads, self.s.timeout_s)
+            line = (f"mkdir -p .run/hosts/{client.role} && printf %s {shlex.quote(script)} > {path} && "
+                    f"{hosts.env_line(self.host_env(client))} {REMOTE_HARNESS} on-host load --timeout {int(duration + 60)} -- {shlex.join(cmd)}")
+            try:
+                proc = client.run(f"cd {shlex.quote(hosts.checkout_dir())} && {line}", check=False, timeout=duration + 120)
+            except hosts.HostError as e:
+                return client, n, None, str(e)
+            if proc.returncode != 0:
+                return client, n, None, f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}"
+            try:
+                return client, n, json.loads(proc.stdout.strip().splitlines()[-1]), None
+            except (json.JSONDecodeError, IndexError):
+                return client, n, None, f"no result: {proc.stdout[-300:]}"
+
+        with concurrent.futures.ThreadPoolExecutor(len(clients)) as pool:
+            outcomes = list(pool.map(one, zip(clients, shares)))
+        server_after = self.on_host(self.roles.server, f"sample {root or 0}")
+        backend_after = self.on_host(self.roles.backend, "sample backends") if self.roles.backend else None
+        parts, per_host = [], []
+        for client, n, got, failure in outcomes:
+            entry = {"host": client.role, "destination": client.destination, "connections": n}
+            if got is not None:
+                (self.dir / "raw" / f"{client.role}-{raw_name}").write_text(
+                    f"$ {' '.join(got['cmd'])}\n# exit {got['returncode']}, {got['wall_s']:.2f} s\n{got['stdout']}\n"
+                    f"--- stderr ---\n{got['stderr']}")
+                entry["raw"] = f"raw/{client.role}-{raw_name}"
+                entry["stats"] = got["stats"]
+                entry["flags"] = measure.flags(got["stats"], self.s.generator_max, self.s.foreign_max)
+                try:
+                    parsed = loadgen_wrk.parse(got["stdout"])
+                    parsed["histogram"] = loadgen_wrk.parse_histogram(got["stdout"])
+                    parsed["stdout"] = got["stdout"]
+                    parts.append(parsed)
+                    entry.update({k: parsed[k] for k in ("requests", "throughput_rps", "latency_ms", "errors")})
+                except loadgen_wrk.WrkOutputError as e:
+                    failure = str(e).splitlines()[0]
+            if failure:
+                entry["dropped"] = failure
+            per_host.append(entry)
+        record = {"kind": "closed", "endpoint": endpoint, "connections": connections, **merge.closed(parts),
+                  "per_host": per_host}
+        server = on_host.delta(server_before, server_after)
+        record["server_host"] = server
+        if backend_before:
+            record["backend_host"] = on_host.delta(backend_before, backend_after)
+        # The one-box record's accounting names, so the reports read a multi-host run the same way.
+        record["stats"] = {"wall_s": server["wall_s"], "server_cpu_s": server["tree_cpu_s"],
+                           "server_cpu_share": server["tree_cpu_share"], "foreign_cpu_share": server["foreign_cpu_share"],
+                           "steal_s": server["steal_s"],
+                           "generator_cpu_share": max((h["stats"]["generator_cpu_share"] or 0 for h in per_host
+                                                       if "stats" in h), default=None),
+                           "memory": {"peak_rss_bytes": server["tree_rss_bytes"], "steady_rss_bytes": server["tree_rss_bytes"]}}
+        record["cpu_us_per_request"] = (round(server["tree_cpu_s"] / record["requests"] * 1e6, 1)
+                                        if record.get("requests") else None)
+        flags = set()
+        for h in per_host:
+            flags.update(f"{f}@{h['host']}" for f in h.get("flags", []) if f == "generator-saturated")
+            if "dropped" in h:
+                flags.add(f"client-dropped@{h['host']}")
+        if (server["foreign_cpu_share"] or 0) > self.s.foreign_max:
+            flags.add("disturbed")
+        if not record.get("requests"):
+            flags.add("no-answers")
+        record["flags"] = sorted(flags)
+        return record
+
+    def bench_endpoint(self, stack, endpoint: str) -> dict:
+        out = {"sweep": [], "repeats": [], "open_loop": [
+            {"kind": "open", "skipped": "open loop across hosts is not built yet: closed loop only"}]}
+        for c in self.s.concurrency:
+            rec = self.closed_run(stack, endpoint, c, self.s.duration, f"{stack.name}-{endpoint}-c{c}.txt")
+            out["sweep"].append(rec)
+            self.say(f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
+                     f"p99 {(rec.get('latency_ms') or {}).get('p99') or 0:8.2f} ms from {rec.get('merged_from', 0)} "
+                     f"client host(s) {' '.join(rec['flags'])}")
+            self.save()
+        best = max(out["sweep"], key=lambda r: r.get("throughput_rps") or 0)
+        out["knee_connections"] = results.knee([(r["connections"], r.get("throughput_rps")) for r in out["sweep"]])
+        out["peak_connections"] = best["connections"]
+        for i in range(1, self.s.repeats):
+            out["repeats"].append(self.closed_run(stack, endpoint, best["connections"], self.s.duration,
+                                                  f"{stack.name}-{endpoint}-c{best['connections']}-repeat{i}.txt"))
+        runs = [best] + out["repeats"]
+        out["headline"] = {"connections": best["connections"],
+                           "throughput_rps": stats.median_and_spread([r.get("throughput_rps") for r in runs]),
+                           "cpu_us_per_request": stats.median_and_spread([r.get("cpu_us_per_request") for r in runs]),
+                           "flags": sorted({f for r in runs for f in r["flags"]})}
+        return out
+
+    def bench_stack(self, stack, entry: dict) -> None:
+        entry.update({"name": stack.name, "language": stack.language, "framework": stack.framework,
+                      "description": stack.description, "port": stack.port, "status": "running"})
+        self.start_stack(stack)
+        entry["verify"] = self.verify(stack)
+        if not entry["verify"].get("ok"):
+            entry.update(status="failed", reason="verification across the network: "
+                         + ", ".join(entry["verify"].get("failed") or ["?"]))
+            return
+        self.say(f"{stack.name}: verified across the network ({entry['verify'].get('passed')} checks)")
+        if "network" not in self.doc:
+            self.doc["network"] = self.measure_network(stack.port)
+            self.save()
+        warm = {}
+        for endpoint in self.s.endpoints:
+            rec = self.closed_run(stack, endpoint, 64, max(1.0, self.s.warmup_min), f"{stack.name}-warmup-{endpoint}.txt")
+            warm[endpoint] = rec.get("throughput_rps")
+        entry["warmup"] = {"seconds": max(1.0, self.s.warmup_min) * len(self.s.endpoints), "rates_rps": warm,
+                           "stable": None, "method": "one run per endpoint of warmup_min s at 64 connections"}
+        entry["endpoints"] = {}
+        entry["status"] = "benchmarked"
+        for endpoint in self.s.endpoints:
+            entry["endpoints"][endpoint] = self.bench_endpoint(stack, endpoint)
+            self.save()
+
+    def run(self, selected) -> pathlib.Path:
+        with exclusive():
+            return self._run(selected)
+
+    def _run(self, selected) -> pathlib.Path:
+        started_at = datetime.datetime.now(datetime.timezone.utc)
+        self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION,
+                    "started": started_at.isoformat(timespec="seconds"), "finished": None, "complete": False,
+                    "git": machine.git(), "machine": machine.describe(), "loadavg_start": machine.loadavg(),
+                    "settings": self.s.as_dict(), "roles": self.roles.as_dict(),
+                    # No CPU lists: each role has a host's every CPU (see "hosts").
+                    "cpu_layout": {"source": "one host per role", "server": "", "loadgen": "", "backends": ""},
+                    "limits": {"nofile_soft": None, "somaxconn": None}, "tools": {},
+                    "services": {n: ("external" if n in external_services() else "backend host") for n in SERVICES},
+                    "ceilings": [], "stacks": []}
+        self.save()
+        try:
+            self.resolve()
+            self.say("roles: " + ", ".join(f"{h.role} {h.destination} ({self.addresses[h.role]})" for h in self.roles.all))
+            self.prepare(selected)
+            self.doc["hosts"] = self.describe_hosts()
+            server_machine = self.doc["hosts"]["server"]["machine"]
+            self.doc["limits"]["somaxconn"] = server_machine.get("somaxconn")
+            self.doc["tools"] = self.doc["hosts"][self.roles.clients[0].role]["machine"].get("tools", {})
+            self.save()
+            self.services_up()
+            for stack in selected:
+                entry = {"name": stack.name}
+                self.doc["stacks"].append(entry)
+                try:
+                    self.bench_stack(stack, entry)
+                except (MultiHostError, hosts.HostError, stacks.StackError) as e:
+                    entry.update(status="error", reason=str(e).splitlines()[0])
+                finally:
+                    self.stop_stack()
+                self.save()
+            self.doc["complete"] = True
+        finally:
+            try:
+                self.stop_stack()
+            finally:
+                try:
+                    self.services_down()
+                finally:
+                    for host in self.roles.all:
+                        host.close()
+                    finished = datetime.datetime.now(datetime.timezone.utc)
+                    self.doc["finished"] = finished.isoformat(timespec="seconds")
+                    self.doc["duration_s"] = round((finished - started_at).total_seconds(), 1)
+                    self.doc["loadavg_end"] = machine.loadavg()
+                    self.save()
+                    results.link_latest(self.dir.parent, self.dir)
+                    render(self.dir)
+        self.say(f"done in {plan.fmt(self.doc['duration_s'])}; report: {self.dir / 'report.html'}")
+        return self.dir
