@@ -214,8 +214,9 @@ def cmd_on_host(args) -> int:
     elif args.what == "rtt":
         doc = on_host.rtt(args.rest[0], int(args.rest[1]))
     elif args.what == "load":
-        timeout, cmd = float(args.rest[1]), args.rest[args.rest.index("--") + 1:]
-        doc = on_host.load(cmd, timeout)
+        split = args.rest.index("--")
+        opts = dict(zip(args.rest[:split:2], args.rest[1:split:2]))
+        doc = on_host.load(args.rest[split + 1:], float(opts["--timeout"]), opts.get("--oha-db"))
     else:  # verify
         opts = dict(zip(args.rest[0::2], args.rest[1::2]))
         doc = on_host.verify(opts["--stack"], opts["--host"], int(opts["--port"]))

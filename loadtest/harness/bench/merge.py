@@ -5,9 +5,13 @@ hosts ran at once), and latency percentiles come from the hosts' histograms adde
 prints every distinct latency (µs) with its count, and percentile() is wrk's own rule, so one
 host's histogram gives back exactly the percentiles wrk printed. Averaging per-host percentiles
 would be wrong: the p99 of two hosts is not the mean of their p99s.
+
+Open loop the same way: each host's oha writes every answered request to its database, whose
+corrected latencies (on_host.oha_durations_ns) are pooled, and oha_percentile() is oha's own rule.
 """
 import collections
 import json
+import math
 
 from . import loadgen_wrk
 
@@ -72,4 +76,45 @@ def closed(parts: list[dict]) -> dict:
         "per_second_rps": seconds[1:-1] if len(seconds) > 2 else seconds,
         "per_second_source": "requests sent per wall-clock second, summed over the client hosts; partial first/last dropped",
         "merged_from": len(ok),
+    }
+
+
+OHA_PERCENTILES = ("10", "25", "50", "75", "90", "95", "99", "99.9", "99.99")
+
+
+def oha_percentile(sorted_values: list, p: float):
+    """oha's rule: the value at index floor(n·p/100) of the sorted latencies."""
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))]
+
+
+def open_loop(parts: list[dict], rate: float, duration: float) -> dict:
+    """`parts`: each client host's parsed oha run (loadgen_oha.parse) with its `durations_ns`; the
+    offered `rate` is the whole run's (the hosts' shares added up)."""
+    if not parts:
+        return {"tool": "oha", "target_rate_rps": rate, "requests": 0, "throughput_rps": None,
+                "failure": "no client host finished its run"}
+    durations = sorted(d for p in parts for d in p["durations_ns"])
+    errors = collections.Counter()
+    for p in parts:
+        errors.update(p["errors"])
+    answered = len(durations)
+
+    def ms(ns):
+        return round(ns / 1e6, 3)
+    curve = {q: ms(oha_percentile(durations, float(q))) for q in OHA_PERCENTILES} if durations else {}
+    return {
+        "tool": "oha",
+        "target_rate_rps": rate,
+        "requests": sum(p["requests"] for p in parts),
+        "duration_s": max(p["duration_s"] for p in parts),
+        "throughput_rps": round(sum(p["throughput_rps"] for p in parts), 1),
+        "achieved_fraction": round(answered / (rate * math.ceil(duration)), 3) if rate and duration else None,
+        "errors": dict(errors),
+        "latency_ms": {"p50": curve.get("50"), "p90": curve.get("90"), "p99": curve.get("99"),
+                       "p99.9": curve.get("99.9"), "max": ms(durations[-1]) if durations else None,
+                       "mean": ms(sum(durations) / answered) if answered else None},
+        "latency_corrected": True,
+        "percentiles_ms": curve,
+        "per_second_rps": None,
+        "merged_from": len(parts),
     }

@@ -19,8 +19,8 @@ import time
 
 from .. import hosts, stacks
 from ..config import ROOT, SERVICES, external_services, settings as contract_settings
-from . import loadgen_wrk, machine, measure, merge, on_host, plan, results, stats
-from .run import RESULTS_ROOT, exclusive, render
+from . import loadgen_oha, loadgen_wrk, machine, measure, merge, on_host, plan, results, stats
+from .run import BEHIND_RATE, RESULTS_ROOT, exclusive, render
 from .settings import DATA_ENDPOINTS, Settings
 
 REMOTE_HARNESS = ".venv/bin/python -m harness"  # in the checkout, with PYTHONPATH=loadtest (host_env)
@@ -228,42 +228,43 @@ class MultiHostBench:
 
     # ------------------------------------------------------------------ load
 
-    def closed_run(self, stack, endpoint: str, connections: int, duration: float, raw_name: str) -> dict:
-        """One level: its connections split between the client hosts, their wrk runs started together;
-        the server and backend hosts sampled before and after."""
-        url = f"http://{self.addresses['server']}:{stack.port}" + loadgen_wrk.endpoint_path(endpoint).split("?")[0]
-        shares = split(connections, len(self.roles.clients))
-        clients = self.roles.clients[:len(shares)]
-        script = loadgen_wrk.lua_script(endpoint, histogram=True)
+    def fan_out(self, work: list, duration: float, raw_name: str, stack) -> tuple[list, dict]:
+        """Start one generator per client host at once and wait for all. `work`: (client, files to
+        write there first {path: text}, generator argv, oha database path or None). Returns each
+        host's entry (its accounting, its raw output kept under raw/, `dropped` with the reason when
+        it gave no result) with the generator's JSON result, and the server/backend hosts' accounting."""
         root = self.stack_root_pid()
-        server_before = self.on_host(self.roles.server, f"sample {root or 0}")
-        backend_before = self.on_host(self.roles.backend, "sample backends") if self.roles.backend else None
+        before = {"server": self.on_host(self.roles.server, f"sample {root or 0}")}
+        if self.roles.backend:
+            before["backend"] = self.on_host(self.roles.backend, "sample backends")
+        d = shlex.quote(hosts.checkout_dir())
 
-        def one(pair):
-            client, n = pair
-            path = f".run/hosts/{client.role}/wrk-{endpoint}.lua"
-            threads = loadgen_wrk.threads_for(n, self.cpus.get(client.role, 1))
-            cmd = loadgen_wrk.command(url, n, duration, path, threads, self.s.timeout_s)
-            line = (f"mkdir -p .run/hosts/{client.role} && printf %s {shlex.quote(script)} > {path} && "
-                    f"{hosts.env_line(self.host_env(client))} {REMOTE_HARNESS} on-host load --timeout {int(duration + 60)} -- {shlex.join(cmd)}")
+        def one(item):
+            client, files, cmd, oha_db = item
             try:
-                proc = client.run(f"cd {shlex.quote(hosts.checkout_dir())} && {line}", check=False, timeout=duration + 120)
+                for path, text in files.items():
+                    client.run(f"cd {d} && mkdir -p $(dirname {shlex.quote(path)}) && cat > {shlex.quote(path)}",
+                               input=text, timeout=60)
+                extra = f"--oha-db {shlex.quote(oha_db)} " if oha_db else ""
+                proc = client.run(self.harness_line(client, f"on-host load --timeout {int(duration + 60)} {extra}-- "
+                                                            f"{shlex.join(cmd)}"), check=False, timeout=duration + 120)
             except hosts.HostError as e:
-                return client, n, None, str(e)
+                return None, str(e).splitlines()[0]
             if proc.returncode != 0:
-                return client, n, None, f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}"
+                return None, f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}"
             try:
-                return client, n, json.loads(proc.stdout.strip().splitlines()[-1]), None
+                return json.loads(proc.stdout.strip().splitlines()[-1]), None
             except (json.JSONDecodeError, IndexError):
-                return client, n, None, f"no result: {proc.stdout[-300:]}"
+                return None, f"no result: {proc.stdout[-300:]}"
 
-        with concurrent.futures.ThreadPoolExecutor(len(clients)) as pool:
-            outcomes = list(pool.map(one, zip(clients, shares)))
-        server_after = self.on_host(self.roles.server, f"sample {root or 0}")
-        backend_after = self.on_host(self.roles.backend, "sample backends") if self.roles.backend else None
-        parts, per_host = [], []
-        for client, n, got, failure in outcomes:
-            entry = {"host": client.role, "destination": client.destination, "connections": n}
+        with concurrent.futures.ThreadPoolExecutor(len(work)) as pool:
+            outcomes = list(pool.map(one, work))
+        after = {"server": self.on_host(self.roles.server, f"sample {root or 0}")}
+        if self.roles.backend:
+            after["backend"] = self.on_host(self.roles.backend, "sample backends")
+        entries = []
+        for (client, _, cmd, _), (got, failure) in zip(work, outcomes):
+            entry = {"host": client.role, "destination": client.destination, "result": got}
             if got is not None:
                 (self.dir / "raw" / f"{client.role}-{raw_name}").write_text(
                     f"$ {' '.join(got['cmd'])}\n# exit {got['returncode']}, {got['wall_s']:.2f} s\n{got['stdout']}\n"
@@ -271,47 +272,116 @@ class MultiHostBench:
                 entry["raw"] = f"raw/{client.role}-{raw_name}"
                 entry["stats"] = got["stats"]
                 entry["flags"] = measure.flags(got["stats"], self.s.generator_max, self.s.foreign_max)
-                try:
-                    parsed = loadgen_wrk.parse(got["stdout"])
-                    parsed["histogram"] = loadgen_wrk.parse_histogram(got["stdout"])
-                    parsed["stdout"] = got["stdout"]
-                    parts.append(parsed)
-                    entry.update({k: parsed[k] for k in ("requests", "throughput_rps", "latency_ms", "errors")})
-                except loadgen_wrk.WrkOutputError as e:
-                    failure = str(e).splitlines()[0]
             if failure:
                 entry["dropped"] = failure
-            per_host.append(entry)
-        record = {"kind": "closed", "endpoint": endpoint, "connections": connections, **merge.closed(parts),
-                  "per_host": per_host}
-        server = on_host.delta(server_before, server_after)
+            entries.append(entry)
+        return entries, {role: on_host.delta(before[role], after[role]) for role in before}
+
+    def finish_record(self, record: dict, entries: list, accounting: dict) -> dict:
+        """The per-host entries (without the bulky raw result), the server and backend hosts'
+        accounting, the one-box record's `stats` names for the reports, and the flags."""
+        for e in entries:
+            e.pop("result", None)
+        record["per_host"] = entries
+        server = accounting["server"]
         record["server_host"] = server
-        if backend_before:
-            record["backend_host"] = on_host.delta(backend_before, backend_after)
-        # The one-box record's accounting names, so the reports read a multi-host run the same way.
+        if "backend" in accounting:
+            record["backend_host"] = accounting["backend"]
         record["stats"] = {"wall_s": server["wall_s"], "server_cpu_s": server["tree_cpu_s"],
                            "server_cpu_share": server["tree_cpu_share"], "foreign_cpu_share": server["foreign_cpu_share"],
                            "steal_s": server["steal_s"],
-                           "generator_cpu_share": max((h["stats"]["generator_cpu_share"] or 0 for h in per_host
-                                                       if "stats" in h), default=None),
+                           "generator_cpu_share": max((e["stats"]["generator_cpu_share"] or 0 for e in entries
+                                                       if "stats" in e), default=None),
                            "memory": {"peak_rss_bytes": server["tree_rss_bytes"], "steady_rss_bytes": server["tree_rss_bytes"]}}
         record["cpu_us_per_request"] = (round(server["tree_cpu_s"] / record["requests"] * 1e6, 1)
                                         if record.get("requests") else None)
         flags = set()
-        for h in per_host:
-            flags.update(f"{f}@{h['host']}" for f in h.get("flags", []) if f == "generator-saturated")
-            if "dropped" in h:
-                flags.add(f"client-dropped@{h['host']}")
+        for e in entries:
+            flags.update(f"{f}@{e['host']}" for f in e.get("flags", []) if f == "generator-saturated")
+            if "dropped" in e:
+                flags.add(f"client-dropped@{e['host']}")
         if (server["foreign_cpu_share"] or 0) > self.s.foreign_max:
             flags.add("disturbed")
         if not record.get("requests"):
             flags.add("no-answers")
+        elif record.get("kind") == "open" and (record.get("achieved_fraction") or 0) < BEHIND_RATE:
+            flags.add("behind-rate")
         record["flags"] = sorted(flags)
         return record
 
+    def url(self, stack, endpoint: str) -> str:
+        return f"http://{self.addresses['server']}:{stack.port}"
+
+    def closed_run(self, stack, endpoint: str, connections: int, duration: float, raw_name: str) -> dict:
+        """One level: its connections split between the client hosts, their wrk runs started together."""
+        target = self.url(stack, endpoint) + loadgen_wrk.endpoint_path(endpoint).split("?")[0]
+        script = loadgen_wrk.lua_script(endpoint, histogram=True)
+        shares = list(zip(self.roles.clients, split(connections, len(self.roles.clients))))
+        work = []
+        for client, n in shares:
+            path = f".run/hosts/{client.role}/wrk-{endpoint}.lua"
+            threads = loadgen_wrk.threads_for(n, self.cpus.get(client.role, 1))
+            work.append((client, {path: script}, loadgen_wrk.command(target, n, duration, path, threads, self.s.timeout_s),
+                         None))
+        entries, accounting = self.fan_out(work, duration, raw_name, stack)
+        parts = []
+        for e, (_, n) in zip(entries, shares):
+            e["connections"] = n
+            got = e.get("result")
+            if got is None:
+                continue
+            try:
+                parsed = loadgen_wrk.parse(got["stdout"])
+                parsed["histogram"] = loadgen_wrk.parse_histogram(got["stdout"])
+                parsed["stdout"] = got["stdout"]
+            except loadgen_wrk.WrkOutputError as err:
+                e["dropped"] = str(err).splitlines()[0]
+                continue
+            parts.append(parsed)
+            e.update({k: parsed[k] for k in ("requests", "throughput_rps", "latency_ms", "errors")})
+        record = {"kind": "closed", "endpoint": endpoint, "connections": connections, **merge.closed(parts)}
+        return self.finish_record(record, entries, accounting)
+
+    def open_run(self, stack, endpoint: str, rate: float, connections: int, raw_name: str) -> dict:
+        """One fixed arrival rate, split evenly between the client hosts (with the connections), each
+        an oha run with latency correction writing every answered request to its database."""
+        base = self.url(stack, endpoint)
+        shares = list(zip(self.roles.clients, split(connections, len(self.roles.clients))))
+        work = []
+        for client, n in shares:
+            files, urls = {}, None
+            if endpoint in DATA_ENDPOINTS:
+                urls = f".run/hosts/{client.role}/oha-urls-{endpoint}.txt"
+                files[urls] = "".join(f"{base}{loadgen_wrk.endpoint_path(endpoint)}{i}\n" for i in range(1, loadgen_wrk.IDS + 1))
+            db = f".run/hosts/{client.role}/oha-{raw_name}.db"
+            # "oha" is found on the host (on_host.load): cargo puts it where a non-interactive ssh may not look.
+            cmd = loadgen_oha.command("oha", base, endpoint, rate / len(shares), n, self.s.open_duration,
+                                      self.s.timeout_s, urls) + ["--db-url", db]
+            work.append((client, files, cmd, db))
+        entries, accounting = self.fan_out(work, self.s.open_duration, raw_name, stack)
+        parts = []
+        for e, (_, n) in zip(entries, shares):
+            e["connections"] = n
+            got = e.get("result")
+            if got is None:
+                continue
+            try:
+                parsed = loadgen_oha.parse(got["stdout"], rate / len(shares), self.s.open_duration)
+            except (loadgen_oha.OhaOutputError, KeyError) as err:
+                e["dropped"] = str(err).splitlines()[0]
+                continue
+            if got.get("durations_ns") is None:
+                e["dropped"] = "oha wrote no per-request database"
+                continue
+            parsed["durations_ns"] = got["durations_ns"]
+            parts.append(parsed)
+            e.update({k: parsed[k] for k in ("requests", "throughput_rps", "latency_ms", "errors", "achieved_fraction")})
+        record = {"kind": "open", "endpoint": endpoint, "connections": connections,
+                  **merge.open_loop(parts, rate, self.s.open_duration)}
+        return self.finish_record(record, entries, accounting)
+
     def bench_endpoint(self, stack, endpoint: str) -> dict:
-        out = {"sweep": [], "repeats": [], "open_loop": [
-            {"kind": "open", "skipped": "open loop across hosts is not built yet: closed loop only"}]}
+        out = {"sweep": [], "repeats": [], "open_loop": []}
         for c in self.s.concurrency:
             rec = self.closed_run(stack, endpoint, c, self.s.duration, f"{stack.name}-{endpoint}-c{c}.txt")
             out["sweep"].append(rec)
@@ -330,6 +400,17 @@ class MultiHostBench:
                            "throughput_rps": stats.median_and_spread([r.get("throughput_rps") for r in runs]),
                            "cpu_us_per_request": stats.median_and_spread([r.get("cpu_us_per_request") for r in runs]),
                            "flags": sorted({f for r in runs for f in r["flags"]})}
+        peak = out["headline"]["throughput_rps"]["median"]
+        for frac in self.s.open_rates if peak else []:
+            rec = self.open_run(stack, endpoint, peak * frac, out["knee_connections"] or best["connections"],
+                                f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
+            rec["fraction_of_peak"] = frac
+            out["open_loop"].append(rec)
+            lat = rec.get("latency_ms") or {}
+            self.say(f"{stack.name:14} {endpoint:8} open {frac:.0%} = {peak * frac:,.0f} req/s: answered "
+                     f"{rec.get('achieved_fraction') or 0:.0%} of offered, p99 {lat.get('p99') or 0:.2f} ms "
+                     f"from {rec.get('merged_from', 0)} client host(s) {' '.join(rec['flags'])}")
+            self.save()
         return out
 
     def bench_stack(self, stack, entry: dict) -> None:

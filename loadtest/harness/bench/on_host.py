@@ -5,6 +5,7 @@ The same accounting as a one-box run, read where it happens: a generator's CPU a
 foreign load and steal on a client host (measure.run), the server tree's CPU and RSS on the server
 host, the backends' on the backend host. Nothing here keeps state between calls.
 """
+import contextlib
 import json
 import os
 import socket
@@ -12,20 +13,39 @@ import statistics
 import time
 
 from .. import procstats
-from . import machine, measure
+from . import loadgen_oha, machine, measure
 
 
 def describe() -> dict:
     return {**machine.describe(), "tools": machine.tool_versions(None), "loadavg": machine.loadavg()}
 
 
-def load(cmd: list[str], timeout_s: float) -> dict:
+def load(cmd: list[str], timeout_s: float, oha_db: str | None = None) -> dict:
     """Run one generator (wrk, oha) to its end, with this host's accounting: every CPU of the host is
-    the generator's, none the server's."""
+    the generator's, none the server's. `oha_db`: the --db-url file oha wrote, whose every answered
+    request's latency (corrected, in ns) goes back with the result, for an exact merge."""
+    if cmd and cmd[0] == "oha":
+        cmd = [loadgen_oha.binary() or "oha", *cmd[1:]]
     cpus = sorted(os.sched_getaffinity(0))
     run = measure.run(cmd, measure.Accounting(None, {}, [], cpus), timeout_s, sample_memory=False)
-    return {"cmd": run.cmd, "returncode": run.returncode, "stdout": run.stdout, "stderr": run.stderr,
-            "wall_s": round(run.wall_s, 3), "stats": run.stats}
+    out = {"cmd": run.cmd, "returncode": run.returncode, "stdout": run.stdout, "stderr": run.stderr,
+           "wall_s": round(run.wall_s, 3), "stats": run.stats}
+    if oha_db:
+        out["durations_ns"] = oha_durations_ns(oha_db)
+    return out
+
+
+def oha_durations_ns(path: str) -> list[int] | None:
+    """oha's per-request database: `duration` is end - start_latency_correction, the corrected
+    latency its own percentiles are taken from (they are reproduced from this exactly)."""
+    import sqlite3
+    if not os.path.exists(path):
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            return sorted(round(d * 1e9) for (d,) in db.execute("SELECT duration FROM oha"))
+    finally:
+        os.unlink(path)
 
 
 def sample(root: int | None, backends: bool = False) -> dict:

@@ -245,6 +245,8 @@ def render(doc) -> str:
     parts.append("<h2>Stacks</h2>" + html_table(["stack", "status", "detail"],
                  [[report_md.stack_name(x), x.get("status", "?"), x.get("reason") or report_md.verify_detail(x)]
                   for x in doc["stacks"]]))
+    for title, header, rows in report_md.hosts_tables(doc):
+        parts.append(f"<h2>{esc(title)}</h2>" + html_table(header, rows))
     header, rows = report_md.bound_matrix(doc)
     if rows:
         parts.append("<h2>Share of the bound</h2><p class='note'>Data endpoints: headline req/s / (1 / (1/hello + "

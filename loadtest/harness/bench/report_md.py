@@ -6,6 +6,7 @@ FLAG_MEANING = {
     "no-answers": "the stack answered no request during the run (stuck, crashed or far too slow): see raw/ and the stack's log",
     "behind-rate": "open loop: fewer than 90% of the requests offered at the fixed rate were answered within the run: the latencies describe an overloaded server (or client)",
     "disturbed": "other work on the machine (foreign CPU) exceeded its threshold during the run: the number is not trustworthy",
+    "client-dropped": "multi-host: a client host gave no result for the run (named after the @); the figures are the other hosts', merged",
 }
 
 
@@ -277,6 +278,44 @@ def efficiency_matrix(doc, figure: str) -> tuple[list[str], list[list[str]]]:
     return ["stack"] + [f"/{e}" for e in endpoints(doc)], rows
 
 
+def hosts_tables(doc) -> list[tuple[str, list[str], list[list[str]]]]:
+    """A multi-host run's hosts, the network between them, and each endpoint's headline run per
+    client host: (title, header, rows) for the Markdown and the HTML report alike."""
+    hosts = doc.get("hosts") or {}
+    if not hosts:
+        return []
+    machines = [[role, h["destination"], h["address"],
+                 f"{h['machine'].get('cpu_model')}, {h['machine'].get('cpus_usable')} CPUs, "
+                 f"{(h['machine'].get('memory_bytes') or 0) / 2**30:.1f} GiB, kernel {h['machine'].get('kernel')}",
+                 h["machine"].get("hostname", "?"), "shared" if h.get("shares_checkout") else "copied"]
+                for role, h in hosts.items()]
+    out = [("Hosts", ["role", "destination", "address", "machine", "hostname", "checkout"], machines)]
+    net = doc.get("network") or {}
+    rows = [[k, v.get("to", ""), f"{v['median_ms']:.3f}", f"{v['min_ms']:.3f}–{v['max_ms']:.3f}"]
+            for k, v in (net.get("rtt") or {}).items()]
+    bw = net.get("bandwidth") or {}
+    if bw.get("gbit_per_s"):
+        rows.append([f"{bw['from']}->{bw['to']}", bw["tool"], f"{bw['gbit_per_s']:.2f} Gbit/s", f"{bw['seconds']} s"])
+    if rows:
+        out.append(("Network", ["between", "measured", "round trip ms (median) / bandwidth", "range / time"], rows))
+    per_host = []
+    for x in benchmarked(doc):
+        for endpoint, ep in (x.get("endpoints") or {}).items():
+            head = ep.get("headline", {}).get("connections")
+            run = next((r for r in ep.get("sweep", []) if r.get("connections") == head), None)
+            for h in (run or {}).get("per_host", []):
+                st = h.get("stats") or {}
+                per_host.append([x["name"], f"/{endpoint}", h["host"], str(h.get("connections", "")),
+                                 fmt_rps(h.get("throughput_rps")), fmt_ms((h.get("latency_ms") or {}).get("p99")),
+                                 fmt_pct(st.get("generator_cpu_share")), fmt_pct(st.get("foreign_cpu_share")),
+                                 h.get("dropped", "")])
+    if per_host:
+        out.append(("Per client host (each endpoint's headline level)",
+                    ["stack", "endpoint", "client", "conns", "req/s", "p99 ms", "generator CPU", "foreign CPU", "dropped"],
+                    per_host))
+    return out
+
+
 def render(doc) -> str:
     m, s, lay = doc["machine"], doc["settings"], doc["cpu_layout"]
     h = harness_cpu(doc)
@@ -288,7 +327,9 @@ def render(doc) -> str:
     out += [
         f"- machine: {m['cpu_model']}, {m['cpus']} CPUs, {m['memory_bytes'] / 2**30:.1f} GiB, {m['os']}, kernel {m['kernel']}",
         f"- commit: `{doc['git']['commit']}`{' (with uncommitted changes)' if doc['git']['dirty'] else ''} on {doc['git']['branch']}",
-        f"- CPU layout ({lay['source']}): server `{lay['server']}`, load generator `{lay['loadgen']}`, backends `{lay['backends']}`",
+        (f"- hosts: " + ", ".join(f"{role} `{h['destination']}` ({h['address']})" for role, h in doc["hosts"].items())
+         + " (each role has its host's every CPU; see Hosts)" if doc.get("hosts") else
+         f"- CPU layout ({lay['source']}): server `{lay['server']}`, load generator `{lay['loadgen']}`, backends `{lay['backends']}`"),
         f"- settings: {'QUICK pass, ' if s['quick'] else ''}concurrency {s['concurrency']}, {s['duration']:g} s per level, "
         f"{s['repeats']} run(s) of the best level (median), {open_loop}, warm-up {s['warmup_min']:g}–{s['warmup_max']:g} s",
         f"- limits: nofile {doc['limits']['nofile_soft']}, somaxconn {doc['limits']['somaxconn']}; "
@@ -317,6 +358,8 @@ def render(doc) -> str:
               [[stack_name(x), x.get("status", "?"), x.get("reason") or verify_detail(x)] for x in doc["stacks"]]),
         "",
     ]
+    for title, header, rows in hosts_tables(doc):
+        out += [f"## {title}", "", table(header, rows), ""]
     for endpoint in endpoints(doc):
         rows = endpoint_rows(doc, endpoint)
         out += [f"## /{endpoint}", ""]

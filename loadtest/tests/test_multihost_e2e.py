@@ -1,0 +1,159 @@
+"""A short benchmark of one stack across simulated hosts: four network namespaces joined by veth
+links to a bridge, each with its own sshd and keys made for the test (simhosts.py), driven over
+OpenSSH exactly as real hosts are. The server, the backends and two client hosts each have their
+own; nothing between roles crosses loopback. Speed is never asserted: the box may be busy."""
+import os
+import shutil
+import signal
+import threading
+import time
+
+import pytest
+
+from harness import hosts, simhosts, stacks
+from harness.bench import loadgen_wrk, merge, multihost, results, settings
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/usr/sbin/sshd"),
+                                reason="simulated hosts need root, iproute2 and sshd (make setup installs them)")
+
+
+@pytest.fixture(scope="module")
+def sim_hosts():
+    line = simhosts.up()
+    yield dict(kv.split("=", 1) for kv in line.split())
+    simhosts.down()
+
+
+@pytest.fixture
+def across(sim_hosts, monkeypatch):
+    """The environment of `make bench-all` pointed at the simulated hosts; returns the roles."""
+    for k, v in sim_hosts.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("HOSTS_CHECKOUT", str(hosts.ROOT))
+    for k in ("EXTERNAL_SERVICES", "SERVER_ADDR", "BACKEND_ADDR"):
+        monkeypatch.delenv(k, raising=False)
+    return hosts.roles_from_env(all_services_external=False)
+
+
+@pytest.fixture
+def stack():
+    wanted = os.environ.get("REFERENCE_STACK")
+    candidates = stacks.select(wanted) if wanted else stacks.discover()
+    available = [s for s in candidates if s.unavailable_reason() is None]
+    if not available:
+        pytest.fail("no available stack to benchmark (see `make list`)")
+    return available[0]
+
+
+def counters():
+    return {h.role: simhosts.link_counters(h) for h in simhosts.hosts()}
+
+
+def only_sshd_left() -> dict:
+    """role -> the processes left in its namespace other than its sshd (none, when all was stopped)."""
+    out = {}
+    for h in simhosts.hosts():
+        sshd = int((simhosts.STATE / h.role / "sshd.pid").read_text())
+        out[h.role] = [p for p in simhosts.processes(h) if p != sshd]
+    return out
+
+
+def pooled_p99(run_dir, record) -> float:
+    """The p99 of the client hosts' histograms as their raw outputs kept them, added together."""
+    histograms = [loadgen_wrk.parse_histogram((run_dir / h["raw"]).read_text()) for h in record["per_host"]
+                  if "dropped" not in h]
+    return merge.percentile(merge.add_histograms(histograms), 99) / 1000
+
+
+def test_a_short_bench_across_simulated_hosts_merges_both_clients_and_stops_everything(across, stack, tmp_path):
+    cfg = settings.Settings(concurrency=[8], duration=2, repeats=1, open_rates=[0.5], open_duration=2,
+                            warmup_min=1, warmup_max=1, endpoints=["hello", "redis"])
+    before = counters()
+    out = multihost.MultiHostBench(cfg, across, tmp_path / "run").run([stack])
+    after = counters()
+    doc = results.read(out)
+    assert doc["complete"], doc
+    (entry,) = doc["stacks"]
+    assert entry["status"] == "benchmarked", entry.get("reason")
+    # Verified before any load, from a client host, across the network.
+    assert entry["verify"]["ok"] and entry["verify"]["passed"] >= 10, entry["verify"]
+    assert set(doc["hosts"]) == {"server", "backend", "client1", "client2"}
+    assert doc["hosts"]["server"]["address"] == simhosts.hosts()[0].address
+    assert doc["network"]["rtt"]["client1->server"]["median_ms"] > 0
+    assert doc["network"]["bandwidth"]["gbit_per_s"] > 0
+    requests = 0
+    for endpoint in ("hello", "redis"):
+        ep = entry["endpoints"][endpoint]
+        (closed,) = ep["sweep"]
+        assert [h["host"] for h in closed["per_host"]] == ["client1", "client2"]
+        assert all("dropped" not in h for h in closed["per_host"]) and closed["merged_from"] == 2
+        # Merged exactly: the counts add up, the percentiles are the pooled histograms'.
+        assert closed["requests"] == sum(h["requests"] for h in closed["per_host"]) > 0
+        assert closed["throughput_rps"] == round(sum(h["throughput_rps"] for h in closed["per_host"]), 1)
+        assert closed["latency_ms"]["p99"] == pooled_p99(out, closed)
+        assert sum(closed["errors"].values()) == 0
+        assert closed["server_host"]["tree_cpu_s"] > 0
+        (opened,) = ep["open_loop"]
+        assert opened["merged_from"] == 2 and opened["latency_corrected"]
+        assert opened["requests"] == sum(h["requests"] for h in opened["per_host"]) > 0
+        requests += closed["requests"] + opened["requests"]
+    assert entry["endpoints"]["redis"]["sweep"][0]["backend_host"]["tree_cpu_s"] > 0
+    # The traffic crossed the links: the server's link received at least every request's bytes
+    # ("GET /hello HTTP/1.1" and a Host line alone are over 40), each client's sent its share,
+    # and the backend's carried the /redis queries.
+    grew = {role: {k: after[role][k] - before[role][k] for k in after[role]} for role in after}
+    assert grew["server"]["rx_bytes"] > requests * 40
+    assert grew["client1"]["tx_bytes"] > 0 and grew["client2"]["tx_bytes"] > 0
+    assert grew["backend"]["rx_bytes"] > entry["endpoints"]["redis"]["sweep"][0]["requests"] * 10
+    # Everything the run started, on every host, was stopped: only each host's sshd is left.
+    assert only_sshd_left() == {h.role: [] for h in simhosts.hosts()}
+    report = (out / "report.md").read_text()
+    assert "## Hosts" in report and "sim-client2" in report and "## Network" in report
+
+
+def test_a_client_host_that_drops_out_is_reported_and_the_others_results_are_kept(across, stack, tmp_path):
+    cfg = settings.Settings(concurrency=[8], duration=3, repeats=1, open_rates=[], warmup_min=1, warmup_max=1,
+                            endpoints=["hello"])
+    client2 = next(h for h in simhosts.hosts() if h.role == "client2")
+    killed = threading.Event()
+
+    def pull_the_plug():
+        """Once client2's wrk of the measured level runs (3 s, not the 1 s warm-up), kill every
+        process on that host, its sshd included: the host is gone, as a crashed machine is."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed.is_set():
+            for pid in simhosts.processes(client2):
+                try:
+                    cmdline = open(f"/proc/{pid}/cmdline").read().split("\0")
+                except OSError:
+                    continue
+                if cmdline[0].endswith("wrk") and "-d3s" in cmdline:
+                    time.sleep(1)
+                    for p in simhosts.processes(client2):
+                        os.kill(p, signal.SIGKILL)
+                    killed.set()
+                    return
+            time.sleep(0.05)
+
+    plug = threading.Thread(target=pull_the_plug, daemon=True)
+    plug.start()
+    try:
+        out = multihost.MultiHostBench(cfg, across, tmp_path / "run").run([stack])
+    finally:
+        killed.set()
+        plug.join()
+        left = only_sshd_left()  # before client2 is made again (that restarts every host)
+        simhosts.up()
+    doc = results.read(out)
+    (entry,) = doc["stacks"]
+    assert entry["status"] == "benchmarked", entry.get("reason")
+    (closed,) = entry["endpoints"]["hello"]["sweep"]
+    by_host = {h["host"]: h for h in closed["per_host"]}
+    assert "dropped" in by_host["client2"] and "dropped" not in by_host["client1"]
+    assert "client-dropped@client2" in closed["flags"]
+    # client1's measurement is whole: the merged result is exactly its own.
+    assert closed["merged_from"] == 1
+    assert closed["requests"] == by_host["client1"]["requests"] > 0
+    assert closed["latency_ms"]["p99"] == by_host["client1"]["latency_ms"]["p99"]
+    assert "client-dropped" in (out / "report.md").read_text()
+    assert left == {h.role: [] for h in simhosts.hosts()}
