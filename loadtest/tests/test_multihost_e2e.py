@@ -157,3 +157,17 @@ def test_a_client_host_that_drops_out_is_reported_and_the_others_results_are_kep
     assert closed["latency_ms"]["p99"] == by_host["client1"]["latency_ms"]["p99"]
     assert "client-dropped" in (out / "report.md").read_text()
     assert left == {h.role: [] for h in simhosts.hosts()}
+
+
+def test_a_host_that_does_not_share_the_checkout_gets_a_copy_over_ssh(across, monkeypatch, tmp_path):
+    client = across.clients[0]
+    assert hosts.shares_this_checkout(client)  # HOSTS_CHECKOUT is this directory (the across fixture)
+    monkeypatch.setenv("HOSTS_CHECKOUT", str(tmp_path / "copy"))
+    assert not hosts.shares_this_checkout(client)
+    hosts.ship_checkout(client)
+    copy = tmp_path / "copy"
+    assert (copy / "Makefile").read_bytes() == (hosts.ROOT / "Makefile").read_bytes()
+    assert (copy / "loadtest" / "harness" / "hosts.py").read_bytes() == \
+        (hosts.ROOT / "loadtest" / "harness" / "hosts.py").read_bytes()
+    # What git ignores stays behind: the host builds and runs its own.
+    assert not (copy / ".venv").exists() and not (copy / ".run").exists() and not (copy / "results").exists()
