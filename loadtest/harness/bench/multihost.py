@@ -116,11 +116,10 @@ class MultiHostBench:
             d = shlex.quote(hosts.checkout_dir())
             if host is self.roles.server:
                 host.run(f"cd {d} && make setup STACK={shlex.quote(names)}", timeout=3600)
+                self.harness(host, f"build --stack {shlex.quote(names)}", timeout=3600)
             else:  # the harness's own needs (the services, wrk, oha), no stack's
                 host.run(f"cd {d} && make .venv/.installed", timeout=3600)
                 self.harness(host, "setup --harness-only", timeout=3600)
-            if host is self.roles.server:
-                self.harness(host, f"build --stack {shlex.quote(names)}", timeout=3600)
 
     def describe_hosts(self) -> dict:
         out = {}
