@@ -8,9 +8,11 @@ SERVER_ADDR / BACKEND_ADDR give another (a private network beside the one SSH us
 """
 import dataclasses
 import os
+import pathlib
 import shlex
 import socket
 import subprocess
+import tempfile
 
 from .config import ROOT, RUN_DIR
 
@@ -33,7 +35,9 @@ class Host:
 
     def ssh_options(self) -> list[str]:
         control = RUN_DIR / "ssh"
-        control.mkdir(parents=True, exist_ok=True)
+        if len(str(control)) + 42 > 100:  # a socket path is at most 107 bytes; %C is 40
+            control = pathlib.Path(tempfile.gettempdir()) / f"reference-servers-ssh-{os.getuid()}"
+        control.mkdir(mode=0o700, parents=True, exist_ok=True)
         config = os.environ.get("SSH_CONFIG", "")
         return ((["-F", config] if config else [])
                 + ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
