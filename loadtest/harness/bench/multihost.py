@@ -19,7 +19,7 @@ import time
 
 from .. import hosts, stacks
 from ..config import ROOT, SERVICES, external_services, settings as contract_settings
-from . import loadgen_oha, loadgen_wrk, machine, measure, merge, on_host, plan, results, stats
+from . import loadgen_oha, loadgen_wrk, machine, measure, merge, on_host, plan, results
 from .run import BEHIND_RATE, RESULTS_ROOT, exclusive, render
 from .settings import DATA_ENDPOINTS, Settings
 
@@ -308,12 +308,30 @@ class MultiHostBench:
         record["flags"] = sorted(flags)
         return record
 
-    def url(self, stack, endpoint: str) -> str:
+    @staticmethod
+    def parse_parts(entries: list, shares: list, parse, shown: tuple) -> list[dict]:
+        """Each client host's result parsed (`parse`); one that cannot be is marked dropped. Each
+        entry gets its connections and its own `shown` figures; returns the parsed parts to merge."""
+        parts = []
+        for e, (_, n) in zip(entries, shares):
+            e["connections"] = n
+            if e.get("result") is None:
+                continue
+            try:
+                parsed = parse(e["result"])
+            except (ValueError, KeyError) as err:  # the loadgen modules' output errors are ValueErrors
+                e["dropped"] = str(err).splitlines()[0]
+                continue
+            parts.append(parsed)
+            e.update({k: parsed[k] for k in shown})
+        return parts
+
+    def base_url(self, stack) -> str:
         return f"http://{self.addresses['server']}:{stack.port}"
 
     def closed_run(self, stack, endpoint: str, connections: int, duration: float, raw_name: str) -> dict:
         """One level: its connections split between the client hosts, their wrk runs started together."""
-        target = self.url(stack, endpoint) + loadgen_wrk.endpoint_path(endpoint).split("?")[0]
+        target = self.base_url(stack) + loadgen_wrk.endpoint_path(endpoint).split("?")[0]
         script = loadgen_wrk.lua_script(endpoint, histogram=True)
         shares = list(zip(self.roles.clients, split(connections, len(self.roles.clients))))
         work = []
@@ -323,28 +341,18 @@ class MultiHostBench:
             work.append((client, {path: script}, loadgen_wrk.command(target, n, duration, path, threads, self.s.timeout_s),
                          None))
         entries, accounting = self.fan_out(work, duration, raw_name, stack)
-        parts = []
-        for e, (_, n) in zip(entries, shares):
-            e["connections"] = n
-            got = e.get("result")
-            if got is None:
-                continue
-            try:
-                parsed = loadgen_wrk.parse(got["stdout"])
-                parsed["histogram"] = loadgen_wrk.parse_histogram(got["stdout"])
-                parsed["stdout"] = got["stdout"]
-            except loadgen_wrk.WrkOutputError as err:
-                e["dropped"] = str(err).splitlines()[0]
-                continue
-            parts.append(parsed)
-            e.update({k: parsed[k] for k in ("requests", "throughput_rps", "latency_ms", "errors")})
+
+        def parse(got):
+            parsed = loadgen_wrk.parse(got["stdout"])
+            return {**parsed, "histogram": loadgen_wrk.parse_histogram(got["stdout"]), "stdout": got["stdout"]}
+        parts = self.parse_parts(entries, shares, parse, ("requests", "throughput_rps", "latency_ms", "errors"))
         record = {"kind": "closed", "endpoint": endpoint, "connections": connections, **merge.closed(parts)}
         return self.finish_record(record, entries, accounting)
 
     def open_run(self, stack, endpoint: str, rate: float, connections: int, raw_name: str) -> dict:
         """One fixed arrival rate, split evenly between the client hosts (with the connections), each
         an oha run with latency correction writing every answered request to its database."""
-        base = self.url(stack, endpoint)
+        base = self.base_url(stack)
         shares = list(zip(self.roles.clients, split(connections, len(self.roles.clients))))
         work = []
         for client, n in shares:
@@ -358,23 +366,14 @@ class MultiHostBench:
                                       self.s.timeout_s, urls) + ["--db-url", db]
             work.append((client, files, cmd, db))
         entries, accounting = self.fan_out(work, self.s.open_duration, raw_name, stack)
-        parts = []
-        for e, (_, n) in zip(entries, shares):
-            e["connections"] = n
-            got = e.get("result")
-            if got is None:
-                continue
-            try:
-                parsed = loadgen_oha.parse(got["stdout"], rate / len(shares), self.s.open_duration)
-            except (loadgen_oha.OhaOutputError, KeyError) as err:
-                e["dropped"] = str(err).splitlines()[0]
-                continue
+
+        def parse(got):
+            parsed = loadgen_oha.parse(got["stdout"], rate / len(shares), self.s.open_duration)
             if got.get("durations_ns") is None:
-                e["dropped"] = "oha wrote no per-request database"
-                continue
-            parsed["durations_ns"] = got["durations_ns"]
-            parts.append(parsed)
-            e.update({k: parsed[k] for k in ("requests", "throughput_rps", "latency_ms", "errors", "achieved_fraction")})
+                raise loadgen_oha.OhaOutputError("oha wrote no per-request database")
+            return {**parsed, "durations_ns": got["durations_ns"]}
+        parts = self.parse_parts(entries, shares, parse,
+                                 ("requests", "throughput_rps", "latency_ms", "errors", "achieved_fraction"))
         record = {"kind": "open", "endpoint": endpoint, "connections": connections,
                   **merge.open_loop(parts, rate, self.s.open_duration)}
         return self.finish_record(record, entries, accounting)
@@ -394,11 +393,7 @@ class MultiHostBench:
         for i in range(1, self.s.repeats):
             out["repeats"].append(self.closed_run(stack, endpoint, best["connections"], self.s.duration,
                                                   f"{stack.name}-{endpoint}-c{best['connections']}-repeat{i}.txt"))
-        runs = [best] + out["repeats"]
-        out["headline"] = {"connections": best["connections"],
-                           "throughput_rps": stats.median_and_spread([r.get("throughput_rps") for r in runs]),
-                           "cpu_us_per_request": stats.median_and_spread([r.get("cpu_us_per_request") for r in runs]),
-                           "flags": sorted({f for r in runs for f in r["flags"]})}
+        out["headline"] = results.headline([best] + out["repeats"])
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates if peak else []:
             rec = self.open_run(stack, endpoint, peak * frac, out["knee_connections"] or best["connections"],

@@ -61,6 +61,14 @@ def link_latest(results_root: pathlib.Path, run_dir: pathlib.Path) -> None:
     os.replace(tmp, latest)
 
 
+def headline(runs: list[dict]) -> dict:
+    """An endpoint's headline from the sweep's best run and its repeats (`runs`, the best first)."""
+    return {"connections": runs[0]["connections"],
+            "throughput_rps": stats.median_and_spread([r.get("throughput_rps") for r in runs]),
+            "cpu_us_per_request": stats.median_and_spread([r.get("cpu_us_per_request") for r in runs]),
+            "flags": sorted({f for r in runs for f in r["flags"]})}
+
+
 def ceiling_for(doc: dict, endpoint: str, connections: int) -> float | None:
     for c in doc.get("ceilings", []):
         if c["endpoint"] == endpoint and c["connections"] == connections:

@@ -17,7 +17,7 @@ from ..config import ROOT, RUN_DIR, SERVICES, external_services
 from ..http_client import fetch
 from .. import procstats
 from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, report_html, report_md,
-               results, stats)
+               results)
 from .nginx_ceiling import Nginx
 from .settings import DATA_ENDPOINTS, Settings
 
@@ -245,11 +245,7 @@ class Bench:
             self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
                      f"{stack.name:14} {endpoint:8} c={best['connections']:<5} {rec.get('throughput_rps') or 0:>10,.0f} "
                      f"req/s (repeat {i}) {' '.join(rec['flags'])}")
-        headline_runs = [best] + out["repeats"]
-        out["headline"] = {"connections": best["connections"],
-                           "throughput_rps": stats.median_and_spread([r.get("throughput_rps") for r in headline_runs]),
-                           "cpu_us_per_request": stats.median_and_spread([r.get("cpu_us_per_request") for r in headline_runs]),
-                           "flags": sorted({f for r in headline_runs for f in r["flags"]})}
+        out["headline"] = results.headline([best] + out["repeats"])
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates:
             if not self.oha:
