@@ -13,15 +13,20 @@ def services_up():
     services.down(started)
 
 
-@pytest.fixture(scope="session")
-def reference_stack(services_up):
-    """A real stack to put behind the broken proxy: REFERENCE_STACK, else the first available one."""
+def first_available_stack(for_what: str):
+    """REFERENCE_STACK, else the first stack this machine can run."""
     wanted = os.environ.get("REFERENCE_STACK")
     candidates = stacks.select(wanted) if wanted else stacks.discover()
     available = [s for s in candidates if s.unavailable_reason() is None]
     if not available:
-        pytest.fail("no available stack to test the verifier against (see `make list`)")
-    stack = available[0]
+        pytest.fail(f"no available stack {for_what} (see `make list`)")
+    return available[0]
+
+
+@pytest.fixture(scope="session")
+def reference_stack(services_up):
+    """A real stack to put behind the broken proxy: REFERENCE_STACK, else the first available one."""
+    stack = first_available_stack("to test the verifier against")
     stacks.build(stack)
     with stacks.start(stack):
         yield stack

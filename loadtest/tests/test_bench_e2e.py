@@ -2,24 +2,18 @@
 oha, ceilings, /proc accounting, results.json, report.md and report.html. Seconds long; it proves
 the pipeline works and records what it should. Speed is never asserted: the box may be busy."""
 import dataclasses
-import os
 
 import pytest
 
-from harness import stacks
+from conftest import first_available_stack
 from harness.bench import cpus, loadgen_oha, results, run, settings
 from harness.bench.nginx_ceiling import free_port
 
 
 @pytest.fixture
 def bench_stack():
-    wanted = os.environ.get("REFERENCE_STACK")
-    candidates = stacks.select(wanted) if wanted else stacks.discover()
-    available = [s for s in candidates if s.unavailable_reason() is None]
-    if not available:
-        pytest.fail("no available stack to benchmark (see `make list`)")
     # Its own port, so that it never collides with the copy the verifier's tests keep running.
-    return dataclasses.replace(available[0], port=free_port("127.0.0.1"))
+    return dataclasses.replace(first_available_stack("to benchmark"), port=free_port("127.0.0.1"))
 
 
 def test_a_short_real_bench_down_to_report_html(services_up, bench_stack, tmp_path):

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from harness import hosts, simhosts, stacks
+from conftest import first_available_stack
+from harness import hosts, simhosts
 from harness.bench import loadgen_wrk, merge, multihost, results, settings
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/usr/sbin/sshd"),
@@ -37,12 +38,7 @@ def across(sim_hosts, monkeypatch):
 
 @pytest.fixture
 def stack():
-    wanted = os.environ.get("REFERENCE_STACK")
-    candidates = stacks.select(wanted) if wanted else stacks.discover()
-    available = [s for s in candidates if s.unavailable_reason() is None]
-    if not available:
-        pytest.fail("no available stack to benchmark (see `make list`)")
-    return available[0]
+    return first_available_stack("to benchmark across hosts")
 
 
 def counters():
