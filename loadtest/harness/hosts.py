@@ -45,14 +45,17 @@ class Host:
                    "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C",
                    "-o", f"ControlPersist={CONTROL_PERSIST_S}"])
 
-    def argv(self, command: str) -> list[str]:
-        return ["ssh", *self.ssh_options(), self.destination, command]
+    def argv(self, command: str, tied: bool = False) -> list[str]:
+        """`tied`: a terminal on the host (`ssh -tt`), so that when this connection ends (Ctrl-C here,
+        a failure) the kernel hangs up the command and its children there, as it does for a login."""
+        return ["ssh", *self.ssh_options(), *(["-tt"] if tied else []), self.destination, command]
 
     def run(self, command: str, timeout: float | None = None, check: bool = True,
-            input: str | bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
-        """`command` is a shell command line on the host (quote its parts with `line`)."""
+            input: str | bytes | None = None, text: bool = True, tied: bool = False) -> subprocess.CompletedProcess:
+        """`command` is a shell command line on the host (quote its parts with `line`). `tied` (see
+        argv) takes no input, and the command's stderr arrives in its stdout."""
         try:
-            proc = subprocess.run(self.argv(command), capture_output=True, timeout=timeout, input=input, text=text,
+            proc = subprocess.run(self.argv(command, tied), capture_output=True, timeout=timeout, input=input, text=text,
                                   stdin=None if input is not None else subprocess.DEVNULL)
         except subprocess.TimeoutExpired as e:
             raise HostError(f"{self}: `{command}` took longer than {timeout:.0f} s") from e

@@ -5,6 +5,8 @@ own; nothing between roles crosses loopback. Speed is never asserted: the box ma
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -167,3 +169,40 @@ def test_a_host_that_does_not_share_the_checkout_gets_a_copy_over_ssh(across, mo
         (hosts.ROOT / "loadtest" / "harness" / "hosts.py").read_bytes()
     # What git ignores stays behind: the host builds and runs its own.
     assert not (copy / ".venv").exists() and not (copy / ".run").exists() and not (copy / "results").exists()
+
+
+def test_ctrl_c_mid_level_stops_everything_on_every_host(across, stack, tmp_path):
+    """A Ctrl-C while the client hosts' generators run: the harness exits, and nothing it started is
+    left on any host, long before the level would have ended by itself (the generators are tied to
+    their ssh connections and hung up; the stack and the services are stopped on the way out). Untied,
+    the run waited for its generators to finish and the test failed."""
+    env = {**os.environ, "PYTHONPATH": str(hosts.ROOT / "loadtest"), "RESULTS_DIR": str(tmp_path),
+           "STACK": stack.name, "ENDPOINT": "hello", "CONCURRENCY": "8", "DURATION": "60", "REPEATS": "1",
+           "OPEN_RATES": "", "WARMUP_MAX": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "bench"], cwd=hosts.ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    client1 = next(h for h in simhosts.hosts() if h.role == "client1")
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None:
+            running = [open(f"/proc/{p}/cmdline").read().split("\0") for p in simhosts.processes(client1)
+                       if os.path.exists(f"/proc/{p}/cmdline")]
+            if any(c[0].endswith("wrk") and "-d60s" in c for c in running):
+                level_ends = time.monotonic() + 60
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"the measured level never started:\n{proc.communicate(timeout=60)[0][-3000:]}")
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole foreground group
+        out = proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, out[-3000:]
+    # A hang-up reaches a remote process a moment after its connection ends: wait for it, but not
+    # for the level's end, when the generators would have stopped by themselves.
+    nothing_left = {h.role: [] for h in simhosts.hosts()}
+    while time.monotonic() < level_ends - 10 and only_sshd_left() != nothing_left:
+        time.sleep(0.2)
+    assert time.monotonic() < level_ends - 10, "the run ended only when its generators would have stopped anyway"
+    assert only_sshd_left() == nothing_left, out[-3000:]

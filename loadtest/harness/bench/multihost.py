@@ -245,8 +245,10 @@ class MultiHostBench:
                     client.run(f"cd {d} && mkdir -p $(dirname {shlex.quote(path)}) && cat > {shlex.quote(path)}",
                                input=text, timeout=60)
                 extra = f"--oha-db {shlex.quote(oha_db)} " if oha_db else ""
+                # Tied to the connection: an interrupted run leaves no generator behind on the host.
                 proc = client.run(self.harness_line(client, f"on-host load --timeout {int(duration + 60)} {extra}-- "
-                                                            f"{shlex.join(cmd)}"), check=False, timeout=duration + 120)
+                                                            f"{shlex.join(cmd)}"), check=False, timeout=duration + 120,
+                                  tied=True)
             except hosts.HostError as e:
                 return None, str(e).splitlines()[0]
             if proc.returncode != 0:
