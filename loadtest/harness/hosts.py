@@ -64,9 +64,9 @@ class Host:
             raise HostError(f"{self}: `{command}` exited {proc.returncode}: {err.strip()[-2000:]}")
         return proc
 
-    def popen(self, command: str, **kwargs) -> subprocess.Popen:
+    def popen(self, command: str, tied: bool = False, **kwargs) -> subprocess.Popen:
         kwargs.setdefault("stdin", subprocess.DEVNULL)
-        return subprocess.Popen(self.argv(command), **kwargs)
+        return subprocess.Popen(self.argv(command, tied), **kwargs)
 
     def close(self) -> None:
         """End the master connection (it would otherwise outlive the run by CONTROL_PERSIST_S)."""

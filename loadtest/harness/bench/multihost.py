@@ -145,8 +145,9 @@ class MultiHostBench:
 
     def bandwidth(self) -> dict:
         server, client = self.roles.server, self.roles.clients[0]
-        listener = server.popen(f"iperf3 -s -1 -B {self.addresses['server']} -p {IPERF_PORT}",
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Tied: killing this ssh hangs the listener up, whether or not a test reached it.
+        listener = server.popen(f"iperf3 -s -1 -B {self.addresses['server']} -p {IPERF_PORT}", tied=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             for _ in range(50):
                 proc = client.run(f"iperf3 -c {self.addresses['server']} -p {IPERF_PORT} -t {IPERF_SECONDS} -J",
@@ -163,7 +164,6 @@ class MultiHostBench:
         finally:
             listener.kill()
             listener.wait()
-            server.run(f"pkill -f 'iperf3 -s -1 -B {self.addresses['server']}' || true", check=False)
 
     def services_up(self) -> None:
         if not self.roles.backend:
