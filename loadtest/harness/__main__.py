@@ -71,7 +71,8 @@ def cmd_verify(args) -> int:
 
 
 def cmd_run(args) -> int:
-    (stack,) = stacks.select(args.stack)
+    from .bench.settings import with_port_offset
+    (stack,) = with_port_offset(stacks.select(args.stack))  # a multi-host run's server host honours it too
     reason = stack.unavailable_reason()
     if reason:
         print(f"{stack.name}: unavailable: {reason}", file=sys.stderr)

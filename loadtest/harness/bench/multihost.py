@@ -12,6 +12,7 @@ failures included.
 import concurrent.futures
 import datetime
 import json
+import os
 import pathlib
 import shlex
 import subprocess
@@ -64,6 +65,8 @@ class MultiHostBench:
             for name in SERVICES:
                 if name not in external_services():
                     env[f"{name.upper()}_HOST"] = self.addresses["backend"]
+        if os.environ.get("BENCH_PORT_OFFSET"):
+            env["BENCH_PORT_OFFSET"] = os.environ["BENCH_PORT_OFFSET"]
         env["RUN_DIR"] = f".run/hosts/{host.role}"
         env["PYTHONPATH"] = "loadtest"
         env["PYTHONUNBUFFERED"] = "1"  # the start is seen in the remote log as it happens
