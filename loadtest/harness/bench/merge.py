@@ -2,8 +2,10 @@
 
 Counts add up (requests, bytes, errors, requests per wall-clock second), throughputs add up (the
 hosts ran at once), and latency percentiles come from the hosts' histograms added together: wrk
-prints every distinct latency (µs) with its count, and percentile() is wrk's own rule, so one
-host's histogram gives back exactly the percentiles wrk printed. Averaging per-host percentiles
+prints every distinct latency (µs) with its count (after wrk's own `stats_correct`, which adds
+samples for latencies over twice the mean per-connection interval: the histogram holds more entries
+than requests), and percentile() is wrk's own rule, so one host's histogram gives back exactly the
+percentiles wrk printed. Averaging per-host percentiles
 would be wrong: the p99 of two hosts is not the mean of their p99s.
 
 Open loop the same way: each host's oha writes every answered request to its database, whose
