@@ -21,7 +21,7 @@ import time
 from .. import hosts, stacks
 from ..config import ROOT, SERVICES, external_services, settings as contract_settings
 from . import loadgen_oha, loadgen_wrk, machine, measure, merge, on_host, plan, results
-from .run import BEHIND_RATE, RESULTS_ROOT, exclusive, render
+from .run import BEHIND_RATE, exclusive, new_run_dir, render
 from .settings import DATA_ENDPOINTS, Settings
 
 REMOTE_HARNESS = ".venv/bin/python -m harness"  # in the checkout, with PYTHONPATH=loadtest (host_env)
@@ -44,9 +44,7 @@ def split(connections: int, parts: int) -> list[int]:
 class MultiHostBench:
     def __init__(self, settings: Settings, roles: hosts.Roles, out_dir: pathlib.Path | None = None):
         self.s, self.roles = settings, roles
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        self.dir = out_dir or RESULTS_ROOT / stamp
-        (self.dir / "raw").mkdir(parents=True, exist_ok=True)
+        self.dir = new_run_dir(out_dir)
         self.doc: dict = {}
         self.addresses: dict[str, str] = {}
         self.services_started = False

@@ -36,12 +36,18 @@ def raise_nofile() -> dict:
             "somaxconn": machine.somaxconn()}
 
 
+def new_run_dir(out_dir: pathlib.Path | None = None) -> pathlib.Path:
+    """`out_dir`, or results/<UTC time>, with its raw/ made."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = out_dir or RESULTS_ROOT / stamp
+    (run_dir / "raw").mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
 class Bench:
     def __init__(self, settings: Settings, layout: cpus.Layout, out_dir: pathlib.Path | None = None):
         self.s, self.layout = settings, layout
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        self.dir = out_dir or RESULTS_ROOT / stamp
-        (self.dir / "raw").mkdir(parents=True, exist_ok=True)
+        self.dir = new_run_dir(out_dir)
         (self.dir / "scripts").mkdir(exist_ok=True)
         self.oha = loadgen_oha.binary()
         self.doc: dict = {}
