@@ -792,6 +792,11 @@ $server->set([
     'hook_flags' => $hooks,
     'max_coroutine' => 100000,
     'backlog' => 4096,
+    // Connections per worker (SWOOLE_BASE: a worker's own descriptors; past it Swoole closes the
+    // new connection and pauses accept() for a second). Each connection that has sent a request
+    // holds a 64 KiB read buffer from PHP's heap (SW_BUFFER_SIZE_BIG), so this times 64 KiB must
+    // fit the worker's memory_limit with the requests in flight (php.ini, README Tuning).
+    'max_connection' => 10240,
     'open_tcp_nodelay' => true,
     'http_compression' => false,
     'http_parse_post' => false,
