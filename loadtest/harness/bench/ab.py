@@ -240,8 +240,7 @@ def summarize(doc: dict) -> dict:
 class Ab:
     def __init__(self, cfg: AbSettings, stack: stacks.Stack, layout: cpus.Layout, out_dir: pathlib.Path | None = None):
         self.cfg, self.stack, self.layout = cfg, stack, layout
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        self.bench = run.Bench(cfg.bench_settings(), layout, out_dir or run.RESULTS_ROOT / f"ab-{stamp}")
+        self.bench = run.Bench(cfg.bench_settings(), layout, out_dir, prefix="ab-")
         self.dir = self.bench.dir
         self.cases = golden_cases(cfg.endpoint)
         self.doc: dict = {}

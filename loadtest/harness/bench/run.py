@@ -36,18 +36,19 @@ def raise_nofile() -> dict:
             "somaxconn": machine.somaxconn()}
 
 
-def new_run_dir(out_dir: pathlib.Path | None = None) -> pathlib.Path:
-    """`out_dir`, or results/<UTC time>, with its raw/ made."""
+def new_run_dir(out_dir: pathlib.Path | None = None, prefix: str = "") -> pathlib.Path:
+    """`out_dir`, or results/<prefix><UTC time>, with its raw/ made."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = out_dir or RESULTS_ROOT / stamp
+    run_dir = out_dir or RESULTS_ROOT / f"{prefix}{stamp}"
     (run_dir / "raw").mkdir(parents=True, exist_ok=True)
     return run_dir
 
 
 class Bench:
-    def __init__(self, settings: Settings, layout: cpus.Layout, out_dir: pathlib.Path | None = None):
+    def __init__(self, settings: Settings, layout: cpus.Layout, out_dir: pathlib.Path | None = None,
+                 prefix: str = ""):
         self.s, self.layout = settings, layout
-        self.dir = new_run_dir(out_dir)
+        self.dir = new_run_dir(out_dir, prefix)
         (self.dir / "scripts").mkdir(exist_ok=True)
         self.oha = loadgen_oha.binary()
         self.doc: dict = {}

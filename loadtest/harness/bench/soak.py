@@ -268,8 +268,7 @@ class Soak:
     def __init__(self, cfg: SoakSettings, stack: stacks.Stack, layout: cpus.Layout, out_dir: pathlib.Path | None = None,
                  out=print):
         self.cfg, self.stack, self.layout, self.say = cfg, stack, layout, out
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        self.bench = run.Bench(cfg.bench_settings(), layout, out_dir or run.RESULTS_ROOT / f"soak-{stamp}")
+        self.bench = run.Bench(cfg.bench_settings(), layout, out_dir, prefix="soak-")
         self.dir = self.bench.dir
         (self.dir / "raw" / "windows").mkdir(parents=True, exist_ok=True)
         self.gc_dir = self.dir / "raw" / "gc"
