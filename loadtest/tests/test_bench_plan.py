@@ -41,6 +41,24 @@ def test_knee():
     assert results.knee([]) is None
 
 
+def test_closed_loop_sweeps_then_repeats_the_best_level():
+    rates = {16: 50.0, 64: 95.0, 256: 100.0, 1024: 80.0}
+    calls = []
+
+    def run(c, repeat):
+        calls.append((c, repeat))
+        rps = rates[c] + (repeat or 0)
+        return {"connections": c, "throughput_rps": rps, "cpu_us_per_request": 10.0, "flags": ["x"] if repeat else []}
+
+    out = results.closed_loop([16, 64, 256, 1024], 3, run)
+    assert calls == [(16, None), (64, None), (256, None), (1024, None), (256, 1), (256, 2)]
+    assert (out["knee_connections"], out["peak_connections"]) == (64, 256)
+    assert [r["throughput_rps"] for r in out["repeats"]] == [101.0, 102.0]
+    assert out["headline"]["connections"] == 256 and out["headline"]["throughput_rps"]["median"] == 101.0
+    assert out["headline"]["flags"] == ["x"] and out["open_loop"] == []
+    assert results.closed_loop([16], 1, run)["repeats"] == []
+
+
 def test_port_offset_moves_every_stack():
     from harness import stacks
     found = stacks.discover()

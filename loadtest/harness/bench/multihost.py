@@ -382,24 +382,20 @@ class MultiHostBench:
         return self.finish_record(record, entries, accounting)
 
     def bench_endpoint(self, stack, endpoint: str) -> dict:
-        out = {"sweep": [], "repeats": [], "open_loop": []}
-        for c in self.s.concurrency:
-            rec = self.closed_run(stack, endpoint, c, self.s.duration, f"{stack.name}-{endpoint}-c{c}.txt")
-            out["sweep"].append(rec)
-            self.say(f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
-                     f"p99 {(rec.get('latency_ms') or {}).get('p99') or 0:8.2f} ms from {rec.get('merged_from', 0)} "
-                     f"client host(s) {' '.join(rec['flags'])}")
-            self.save()
-        best = max(out["sweep"], key=lambda r: r.get("throughput_rps") or 0)
-        out["knee_connections"] = results.knee([(r["connections"], r.get("throughput_rps")) for r in out["sweep"]])
-        out["peak_connections"] = best["connections"]
-        for i in range(1, self.s.repeats):
-            out["repeats"].append(self.closed_run(stack, endpoint, best["connections"], self.s.duration,
-                                                  f"{stack.name}-{endpoint}-c{best['connections']}-repeat{i}.txt"))
-        out["headline"] = results.headline([best] + out["repeats"])
+        def closed(c: int, repeat: int | None) -> dict:
+            name = f"{stack.name}-{endpoint}-c{c}" + (f"-repeat{repeat}" if repeat else "")
+            rec = self.closed_run(stack, endpoint, c, self.s.duration, f"{name}.txt")
+            if not repeat:
+                self.say(f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
+                         f"p99 {(rec.get('latency_ms') or {}).get('p99') or 0:8.2f} ms from {rec.get('merged_from', 0)} "
+                         f"client host(s) {' '.join(rec['flags'])}")
+                self.save()
+            return rec
+
+        out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates if peak else []:
-            rec = self.open_run(stack, endpoint, peak * frac, out["knee_connections"] or best["connections"],
+            rec = self.open_run(stack, endpoint, peak * frac, out["knee_connections"] or out["peak_connections"],
                                 f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
             rec["fraction_of_peak"] = frac
             out["open_loop"].append(rec)

@@ -69,6 +69,20 @@ def headline(runs: list[dict]) -> dict:
             "flags": sorted({f for r in runs for f in r["flags"]})}
 
 
+def closed_loop(levels: list[int], repeats: int, run) -> dict:
+    """An endpoint's closed-loop part: one run per level (`run(connections, None)`), the knee and
+    the best level, then `repeats - 1` more runs at the best (`run(connections, i)`, i from 1) and
+    the headline of all of them. The open loop is added by the caller ("open_loop")."""
+    sweep = [run(c, None) for c in levels]
+    best = max(sweep, key=lambda r: r.get("throughput_rps") or 0)
+    out = {"sweep": sweep, "repeats": [], "open_loop": [],
+           "knee_connections": knee([(r["connections"], r.get("throughput_rps")) for r in sweep]),
+           "peak_connections": best["connections"]}
+    out["repeats"] = [run(best["connections"], i) for i in range(1, repeats)]
+    out["headline"] = headline([best] + out["repeats"])
+    return out
+
+
 def ceiling_for(doc: dict, endpoint: str, connections: int) -> float | None:
     for c in doc.get("ceilings", []):
         if c["endpoint"] == endpoint and c["connections"] == connections:

@@ -228,31 +228,23 @@ class Bench:
         return round(time.monotonic() - t0, 2)
 
     def bench_endpoint(self, stack, root: int, endpoint: str) -> dict:
-        out = {"sweep": [], "repeats": [], "open_loop": []}
-        for c in self.s.concurrency:
+        def closed(c: int, repeat: int | None) -> dict:
             settle = self.settle(stack)
-            rec = self.closed_run(stack.url, endpoint, c, self.s.duration, root, f"{stack.name}-{endpoint}-c{c}.txt")
+            name = f"{stack.name}-{endpoint}-c{c}" + (f"-repeat{repeat}" if repeat else "")
+            rec = self.closed_run(stack.url, endpoint, c, self.s.duration, root, f"{name}.txt")
             rec["settle_s"] = settle
-            out["sweep"].append(rec)
-            ratio = results.ratio(rec.get("throughput_rps"), results.ceiling_for(self.doc, endpoint, c))
+            if repeat:
+                said = f"req/s (repeat {repeat}) "
+            else:
+                ratio = results.ratio(rec.get("throughput_rps"), results.ceiling_for(self.doc, endpoint, c))
+                said = (f"req/s p99 {rec.get('latency_ms', {}).get('p99', 0) or 0:8.2f} ms "
+                        f"{'' if ratio is None else f'{ratio:5.0%} of ceiling '}")
             self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
-                     f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
-                     f"p99 {rec.get('latency_ms', {}).get('p99', 0) or 0:8.2f} ms "
-                     f"{'' if ratio is None else f'{ratio:5.0%} of ceiling '}{' '.join(rec['flags'])}")
-        points = [(r["connections"], r.get("throughput_rps")) for r in out["sweep"]]
-        best = max(out["sweep"], key=lambda r: r.get("throughput_rps") or 0)
-        out["knee_connections"] = results.knee(points)
-        out["peak_connections"] = best["connections"]
-        for i in range(1, self.s.repeats):
-            settle = self.settle(stack)
-            rec = self.closed_run(stack.url, endpoint, best["connections"], self.s.duration, root,
-                                  f"{stack.name}-{endpoint}-c{best['connections']}-repeat{i}.txt")
-            rec["settle_s"] = settle
-            out["repeats"].append(rec)
-            self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
-                     f"{stack.name:14} {endpoint:8} c={best['connections']:<5} {rec.get('throughput_rps') or 0:>10,.0f} "
-                     f"req/s (repeat {i}) {' '.join(rec['flags'])}")
-        out["headline"] = results.headline([best] + out["repeats"])
+                     f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} {said}"
+                     f"{' '.join(rec['flags'])}")
+            return rec
+
+        out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates:
             if not self.oha:
@@ -264,7 +256,7 @@ class Bench:
             settle = self.settle(stack)
             # The knee's connections sustained ~90% of the peak in closed loop, so they can carry a
             # fixed rate below it; the peak's (often 1024) would mostly measure connection set-up.
-            rec = self.open_run(stack.url, endpoint, rate, out["knee_connections"] or best["connections"], root,
+            rec = self.open_run(stack.url, endpoint, rate, out["knee_connections"] or out["peak_connections"], root,
                                 f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
             rec["fraction_of_peak"] = frac
             rec["settle_s"] = settle
