@@ -53,6 +53,7 @@ def test_closed_loop_sweeps_then_repeats_the_best_level():
     out = results.closed_loop([16, 64, 256, 1024], 3, run)
     assert calls == [(16, None), (64, None), (256, None), (1024, None), (256, 1), (256, 2)]
     assert (out["knee_connections"], out["peak_connections"]) == (64, 256)
+    assert results.open_loop_connections(out) == 64
     assert [r["throughput_rps"] for r in out["repeats"]] == [101.0, 102.0]
     assert out["headline"]["connections"] == 256 and out["headline"]["throughput_rps"]["median"] == 101.0
     assert out["headline"]["flags"] == ["x"] and out["open_loop"] == []

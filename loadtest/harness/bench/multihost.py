@@ -395,7 +395,7 @@ class MultiHostBench:
         out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates if peak else []:
-            rec = self.open_run(stack, endpoint, peak * frac, out["knee_connections"] or out["peak_connections"],
+            rec = self.open_run(stack, endpoint, peak * frac, results.open_loop_connections(out),
                                 f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
             rec["fraction_of_peak"] = frac
             out["open_loop"].append(rec)

@@ -75,12 +75,17 @@ def closed_loop(levels: list[int], repeats: int, run) -> dict:
     the headline of all of them. The open loop is added by the caller ("open_loop")."""
     sweep = [run(c, None) for c in levels]
     best = max(sweep, key=lambda r: r.get("throughput_rps") or 0)
-    out = {"sweep": sweep, "repeats": [], "open_loop": [],
-           "knee_connections": knee([(r["connections"], r.get("throughput_rps")) for r in sweep]),
-           "peak_connections": best["connections"]}
-    out["repeats"] = [run(best["connections"], i) for i in range(1, repeats)]
-    out["headline"] = headline([best] + out["repeats"])
-    return out
+    knee_connections = knee([(r["connections"], r.get("throughput_rps")) for r in sweep])
+    again = [run(best["connections"], i) for i in range(1, repeats)]
+    return {"sweep": sweep, "repeats": again, "open_loop": [], "knee_connections": knee_connections,
+            "peak_connections": best["connections"], "headline": headline([best] + again)}
+
+
+def open_loop_connections(closed: dict) -> int:
+    """The connections of an endpoint's open-loop runs (`closed` from closed_loop()). The knee's
+    sustained ~90% of the peak in closed loop, so they can carry a fixed rate below it; the peak's
+    (often 1024) would mostly measure connection set-up."""
+    return closed["knee_connections"] or closed["peak_connections"]
 
 
 def ceiling_for(doc: dict, endpoint: str, connections: int) -> float | None:

@@ -254,9 +254,7 @@ class Bench:
                 continue
             rate = peak * frac
             settle = self.settle(stack)
-            # The knee's connections sustained ~90% of the peak in closed loop, so they can carry a
-            # fixed rate below it; the peak's (often 1024) would mostly measure connection set-up.
-            rec = self.open_run(stack.url, endpoint, rate, out["knee_connections"] or out["peak_connections"], root,
+            rec = self.open_run(stack.url, endpoint, rate, results.open_loop_connections(out), root,
                                 f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
             rec["fraction_of_peak"] = frac
             rec["settle_s"] = settle
