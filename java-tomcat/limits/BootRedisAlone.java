@@ -1,5 +1,8 @@
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+
+import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -17,10 +20,11 @@ import redis.clients.jedis.RedisClient;
  * The smallest Spring Boot program that answers {@code GET /redis?id=n} the way this stack does: Boot's
  * embedded Tomcat with virtual threads (spring.threads.virtual.enabled), one {@code @GetMapping}, Jedis's
  * RedisClient with a pool of 16 configured as RedisGreetings configures it, {@code GET greeting:<id>}, and the
- * greeting written by Boot's Jackson converter. Without what the contract adds: no fair turn, no
- * deadline, no error mapping, no valves; no MariaDB or memcached client started. Served beside the
- * stack under the same load, what it reaches is what Spring MVC on Tomcat plus Jedis cost here
- * (README, Limits). Build and run: README, Limits.
+ * greeting written by Boot's Jackson converter; and {@code GET /hello} written as the stack writes it, so
+ * that the program has a bound of its own, {@code 1 / (1/hello + 1/ceiling)}. Without what the contract
+ * adds: no fair turn, no deadline, no error mapping, no valves; no MariaDB or memcached client started.
+ * Served beside the stack under the same load, what it reaches is what Spring MVC on Tomcat plus Jedis
+ * cost here (README, Limits). Build and run: README, Limits.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableAutoConfiguration(excludeName = {
@@ -63,6 +67,8 @@ public class BootRedisAlone {
 
     public record Greeting(int id, String message) {}
 
+    private static final byte[] HELLO = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
+
     /** Registered as a member class of this configuration (no component scan). */
     @RestController
     public static class Greetings {
@@ -70,6 +76,13 @@ public class BootRedisAlone {
 
         Greetings(RedisClient redis) {
             this.redis = redis;
+        }
+
+        @GetMapping("/hello")
+        public void hello(HttpServletResponse response) throws IOException {
+            response.setStatus(200);
+            response.setContentType("text/plain; charset=utf-8");
+            response.getOutputStream().write(HELLO);
         }
 
         @GetMapping("/redis")
