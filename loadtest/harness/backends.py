@@ -100,6 +100,12 @@ class Mysql:
             cur.execute("SHOW GLOBAL STATUS WHERE Variable_name = 'Com_select'")
             return int(cur.fetchone()[1])
 
+    def thread_handling(self) -> str:
+        """How the server serves its connections: `pool-of-threads` or `one-thread-per-connection`."""
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT @@thread_handling")
+            return str(cur.fetchone()[0])
+
     def set_message(self, i: int, message: str) -> None:
         with self.conn.cursor() as cur:
             cur.execute("UPDATE greeting SET message = %s WHERE id = %s", (message, i))
@@ -150,3 +156,18 @@ def seed(name: str) -> None:
         c.seed(contract.greetings())
     finally:
         c.close()
+
+
+def mysql_thread_handling() -> str | None:
+    """The running MariaDB's `@@thread_handling`, which shapes the /mysql ceiling (README, "Backing
+    services"); None when it cannot be read (not up, or an external server that refuses)."""
+    try:
+        m = Mysql(database=False)
+    except (pymysql.MySQLError, OSError):
+        return None
+    try:
+        return m.thread_handling()
+    except pymysql.MySQLError:
+        return None
+    finally:
+        m.close()

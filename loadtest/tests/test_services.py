@@ -63,6 +63,27 @@ def test_each_counter_moves_by_one_per_read(services_up):
         c.close()
 
 
+def test_mariadb_runs_its_thread_pool(services_up):
+    """The benchmark's MariaDB serves every connection from its thread pool (README, "Backing services")."""
+    if services.pid("mysql") is None:
+        pytest.skip("MariaDB is external here: not started by this project")
+    m = backends.Mysql()
+    with m.conn.cursor() as cur:
+        cur.execute("SELECT @@thread_handling")
+        assert cur.fetchone()[0] == "pool-of-threads"
+    m.close()
+
+
+def test_an_unknown_thread_handling_is_refused_with_the_choices(monkeypatch):
+    monkeypatch.setenv("MARIADB_THREAD_HANDLING", "threads")
+    with pytest.raises(services.ServiceError, match="pool-of-threads, one-thread-per-connection, not 'threads'"):
+        services.mariadb_thread_handling()
+    monkeypatch.setenv("MARIADB_THREAD_HANDLING", "one-thread-per-connection")
+    assert services.mariadb_thread_handling() == "one-thread-per-connection"
+    monkeypatch.delenv("MARIADB_THREAD_HANDLING")
+    assert services.mariadb_thread_handling() == "pool-of-threads"
+
+
 def test_freeze_makes_a_backend_hang_and_thaw_brings_it_back(services_up):
     services.freeze("redis")
     try:

@@ -291,7 +291,8 @@ def render(doc) -> str:
     parts.append("<h2>Versions</h2>" + html_table(["what", "version"], versions))
     parts.append("<h2>Machine and configuration</h2><pre>" + esc(json.dumps(
         {"machine": doc["machine"], "cpu_layout": doc["cpu_layout"], "limits": doc["limits"], "settings": doc["settings"],
-         "git": doc["git"], "services": doc["services"], "estimate": doc.get("estimate")}, indent=1)) + "</pre>")
+         "git": doc["git"], "services": doc["services"],
+         "mysql_thread_handling": doc.get("mysql_thread_handling"), "estimate": doc.get("estimate")}, indent=1)) + "</pre>")
     parts.append("<p class='note'>Raw tool output for every run: <code>raw/</code> beside this file; the data: "
                  "<code>results.json</code> (schema in loadtest/RESULTS.md).</p></body></html>")
     return "\n".join(parts)

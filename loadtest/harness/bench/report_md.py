@@ -332,6 +332,7 @@ def render(doc) -> str:
          f"- CPU layout ({lay['source']}): server `{lay['server']}`, load generator `{lay['loadgen']}`, backends `{lay['backends']}`"),
         f"- settings: {'QUICK pass, ' if s['quick'] else ''}concurrency {s['concurrency']}, {s['duration']:g} s per level, "
         f"{s['repeats']} run(s) of the best level (median), {open_loop}, warm-up {s['warmup_min']:g}–{s['warmup_max']:g} s",
+        *([f"- MariaDB thread handling: `{doc['mysql_thread_handling']}`"] if doc.get("mysql_thread_handling") else []),
         f"- limits: nofile {doc['limits']['nofile_soft']}, somaxconn {doc['limits']['somaxconn']}; "
         f"load average {doc.get('loadavg_start')} at start, {doc.get('loadavg_end')} at end",
         f"- duration: {doc.get('duration_s', 0) / 60:.1f} min",

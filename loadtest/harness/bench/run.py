@@ -12,7 +12,7 @@ import resource
 import sys
 import time
 
-from .. import services, stacks, verify
+from .. import backends, services, stacks, verify
 from ..config import ROOT, RUN_DIR, SERVICES, external_services
 from ..http_client import fetch
 from .. import procstats
@@ -360,6 +360,7 @@ class Bench:
         started = self.setup_services()
         try:
             self.doc["backend_pids_pinned"] = {k: v for k, v in self.backend_pids.items()}
+            self.doc["mysql_thread_handling"] = backends.mysql_thread_handling()
             self.calibrate()
             for stack in selected:
                 entry = {"name": stack.name}
