@@ -163,11 +163,9 @@ def mysql_thread_handling() -> str | None:
     services"); None when it cannot be read (not up, or an external server that refuses)."""
     try:
         m = Mysql(database=False)
+        try:
+            return m.thread_handling()
+        finally:
+            m.close()
     except (pymysql.MySQLError, OSError):
         return None
-    try:
-        return m.thread_handling()
-    except pymysql.MySQLError:
-        return None
-    finally:
-        m.close()

@@ -68,10 +68,10 @@ def test_mariadb_runs_its_thread_pool(services_up):
     if services.pid("mysql") is None:
         pytest.skip("MariaDB is external here: not started by this project")
     m = backends.Mysql()
-    with m.conn.cursor() as cur:
-        cur.execute("SELECT @@thread_handling")
-        assert cur.fetchone()[0] == "pool-of-threads"
-    m.close()
+    try:
+        assert m.thread_handling() == "pool-of-threads"
+    finally:
+        m.close()
 
 
 def test_an_unknown_thread_handling_is_refused_with_the_choices(monkeypatch):
