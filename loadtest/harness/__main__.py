@@ -214,6 +214,8 @@ def cmd_on_host(args) -> int:
         doc = on_host.sample(None, backends=True) if args.rest[0] == "backends" else on_host.sample(int(args.rest[0]) or None)
     elif args.what == "rtt":
         doc = on_host.rtt(args.rest[0], int(args.rest[1]))
+    elif args.what == "mysql":
+        doc = on_host.mysql()
     elif args.what == "load":
         split = args.rest.index("--")
         opts = dict(zip(args.rest[:split:2], args.rest[1:split:2]))
@@ -283,7 +285,7 @@ def main(argv=None) -> int:
         if name == "sim-hosts":
             p.add_argument("action", choices=("up", "down"))
         if name == "on-host":
-            p.add_argument("what", choices=("describe", "sample", "rtt", "load", "verify"))
+            p.add_argument("what", choices=("describe", "sample", "rtt", "load", "verify", "mysql"))
             p.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     try:

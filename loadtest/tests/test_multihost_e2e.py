@@ -76,6 +76,7 @@ def test_a_short_bench_across_simulated_hosts_merges_both_clients_and_stops_ever
     # Verified before any load, from a client host, across the network.
     assert entry["verify"]["ok"] and entry["verify"]["passed"] >= 10, entry["verify"]
     assert set(doc["hosts"]) == {"server", "backend", "client1", "client2"}
+    assert doc["mysql_thread_handling"] == "pool-of-threads"  # read on the backend host
     assert doc["hosts"]["server"]["address"] == simhosts.hosts()[0].address
     assert doc["network"]["rtt"]["client1->server"]["median_ms"] > 0
     assert doc["network"]["bandwidth"]["gbit_per_s"] > 0
@@ -107,6 +108,7 @@ def test_a_short_bench_across_simulated_hosts_merges_both_clients_and_stops_ever
     assert only_sshd_left() == {h.role: [] for h in simhosts.hosts()}
     report = (out / "report.md").read_text()
     assert "## Hosts" in report and "sim-client2" in report and "## Network" in report
+    assert "MariaDB thread handling: `pool-of-threads`" in report
 
 
 def test_a_client_host_that_drops_out_is_reported_and_the_others_results_are_kept(across, stack, tmp_path):

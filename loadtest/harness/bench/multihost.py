@@ -18,7 +18,7 @@ import shlex
 import subprocess
 import time
 
-from .. import hosts, stacks
+from .. import backends, hosts, stacks
 from ..config import ROOT, SERVICES, external_services, settings as contract_settings
 from . import loadgen_oha, loadgen_wrk, machine, measure, merge, on_host, plan, results
 from .run import BEHIND_RATE, exclusive, new_run_dir, render
@@ -172,6 +172,12 @@ class MultiHostBench:
         self.say(f"{self.roles.backend.destination}: starting the services on {self.addresses['backend']} ...")
         self.services_started = True
         self.harness(self.roles.backend, "services-up", timeout=300)
+
+    def mysql_thread_handling(self) -> str | None:
+        """Read where MariaDB runs: on the backend host, or (external services) from here."""
+        if not self.roles.backend:
+            return backends.mysql_thread_handling()
+        return self.on_host(self.roles.backend, "mysql").get("thread_handling")
 
     def services_down(self) -> None:
         if self.roles.backend and self.services_started:
@@ -457,6 +463,7 @@ class MultiHostBench:
             self.doc["tools"] = self.doc["hosts"][self.roles.clients[0].role]["machine"].get("tools", {})
             self.save()
             self.services_up()
+            self.doc["mysql_thread_handling"] = self.mysql_thread_handling()
             for stack in selected:
                 entry = {"name": stack.name}
                 self.doc["stacks"].append(entry)

@@ -20,6 +20,12 @@ def describe() -> dict:
     return {**machine.describe(), "tools": machine.tool_versions(None), "loadavg": machine.loadavg()}
 
 
+def mysql() -> dict:
+    """What of the MariaDB this host's harness reaches shapes the /mysql ceiling (its thread handling)."""
+    from .. import backends
+    return {"thread_handling": backends.mysql_thread_handling()}
+
+
 def load(cmd: list[str], timeout_s: float, oha_db: str | None = None) -> dict:
     """Run one generator (wrk, oha) to its end, with this host's accounting: every CPU of the host is
     the generator's, none the server's. `oha_db`: the --db-url file oha wrote, whose every answered
