@@ -21,7 +21,7 @@ def describe() -> dict:
 
 
 def mysql() -> dict:
-    """What of the MariaDB this host's harness reaches shapes the /mysql ceiling (its thread handling)."""
+    """The thread handling of the MariaDB this host reaches, which shapes the /mysql ceiling; None when unread."""
     from .. import backends
     return {"thread_handling": backends.mysql_thread_handling()}
 
