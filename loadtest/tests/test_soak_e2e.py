@@ -4,8 +4,9 @@ steadily, one that stalls for a second every few seconds, and a well-behaved one
 short: 12 one-second windows at 400 req/s. Run them alone on a quiet machine (the project runs every
 load-producing test, on a shared machine, under one lock that every such job takes).
 
-What each proves: the leak and the stall are flagged with figures of the right size, the
-well-behaved server gets no flag at all; SIGINT in mid-soak keeps the windows measured so far (and
+What each proves: the leak and the stall are flagged with figures of the right size (a stall
+blamed on the server where no window around it was disturbed: soaked again, up to three times, on a
+machine that disturbed them all), the well-behaved server gets no flag at all; SIGINT in mid-soak keeps the windows measured so far (and
 their report) and leaves no process of the soak behind; `make compare` reads two soaks.
 """
 import os
@@ -80,14 +81,45 @@ def test_a_leaking_server_is_flagged_with_its_rate(leaking):
     assert "stall" not in doc["verdicts"]["flags"]
 
 
-def test_a_stalling_server_is_flagged_where_it_stalled(services_up, tmp_path):
-    doc = run(tmp_path / "stall", {"STALL_EVERY_S": "3", "STALL_MS": "1000"})
-    lat = doc["verdicts"]["latency"]
-    assert "stall" in doc["verdicts"]["flags"] and len(lat["stall_windows"]) >= 2, lat
-    assert lat["worst_window"]["max_ms"] >= 500
-    assert "leak" not in doc["verdicts"]["flags"]
-    for i in lat["stall_windows"]:
-        assert "stall" in doc["windows"][i]["flags"]
+STALL_ATTEMPTS = 3
+
+
+@pytest.fixture(scope="module")
+def stalling(services_up, tmp_path_factory):
+    """Soaks of the stalling server, run again (up to STALL_ATTEMPTS in all) while every stall falls in
+    or next to a window where the hypervisor or other processes took the machine: the verdict then
+    rightly declines to blame the server (on this shared VM steal reached 0.9 s a second in the CI
+    run of 2026-11-27 11:15, 11 of 12 windows disturbed)."""
+    base, docs = tmp_path_factory.mktemp("soak"), []
+    for attempt in range(1, STALL_ATTEMPTS + 1):
+        docs.append(run(base / f"stall{attempt}", {"STALL_EVERY_S": "3", "STALL_MS": "1000"}))
+        if docs[-1]["verdicts"]["latency"]["stall"]:
+            break
+    return docs
+
+
+def test_a_stalling_server_is_flagged_where_it_stalled(stalling):
+    for doc in stalling:  # whatever the machine did: the stalls are found, where they were
+        lat = doc["verdicts"]["latency"]
+        assert len(lat["stall_windows"]) >= 2 and lat["worst_window"]["max_ms"] >= 500, lat
+        assert "leak" not in doc["verdicts"]["flags"]
+        for i in lat["stall_windows"]:
+            assert "stall" in doc["windows"][i]["flags"]
+
+
+def test_a_stall_away_from_disturbance_is_blamed_on_the_server(stalling):
+    doc = stalling[-1]
+    lat, flags = doc["verdicts"]["latency"], doc["verdicts"]["flags"]
+    if not lat["stall"]:
+        # Every attempt disturbed: the verdict must say so, and this half is not checked on this machine.
+        assert "disturbed-stall" in flags and lat["disturbed_stall_windows"] == lat["stall_windows"], lat
+        steal = [w["steal_s"] for d in stalling for w in d["windows"]]
+        pytest.skip(f"{len(stalling)} soak(s), each disturbed around every stall (steal up to {max(steal):.2f} s in a "
+                    f"1 s window): the blame is checked by test_soak.py on recorded windows only this time")
+    assert "stall" in flags and "disturbed-stall" not in flags
+    own = [i for i in lat["stall_windows"] if i not in lat["disturbed_stall_windows"]]
+    for i in own:  # blamed only where neither it nor a window next to it was disturbed
+        assert not any("disturbed" in w["flags"] for w in doc["windows"][max(0, i - 1):i + 2]), (i, doc["windows"])
 
 
 def test_compare_reads_two_soaks_and_names_the_leak(well, leaking):
