@@ -55,6 +55,9 @@ foreach (['HOST', 'PORT', 'BACKEND_TIMEOUT_MS', 'HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT
 }
 define('TIMEOUT_MS', (int) $config['BACKEND_TIMEOUT_MS']);
 define('TIMEOUT', TIMEOUT_MS / 1000);
+// How early Swoole's timers may fire: a timeout is cut to whole milliseconds and counted on a
+// millisecond clock (src/wrapper/timer.cc, src/core/timer.cc).
+const TIMER_SLACK = 0.002;
 if (TIMEOUT_MS <= 0) {
     fwrite(STDERR, "php-swoole: BACKEND_TIMEOUT_MS must be a positive number of milliseconds\n");
     exit(2);
@@ -142,15 +145,17 @@ function mysql_unavailable(PDOException $e): bool
 }
 
 /**
- * One Redis GET. phpredis returns false for a missing key and also for some error replies (ERR,
- * WRONGTYPE), and throws RedisException for a connection failure or timeout and for the other
+ * One Redis GET, its reply awaited at most $left seconds. phpredis returns false for a missing
+ * key and also for some error replies (ERR, WRONGTYPE), and throws RedisException for a connection failure or timeout and for the other
  * error replies (NOPERM, NOAUTH, LOADING, ...: redis_error_throw in phpredis's library.c). Either
  * way the reply stays in getLastError(); a connection in the pool has none (redis_failure()
  * clears it before one goes back), so a false with a last error is this command's.
  */
-function redis_get(Redis $r, string $key): ?string
+function redis_get(Redis $r, string $key, float $left): ?string
 {
     try {
+        // The read's timeout is what is left of the request's deadline (App::fetch()).
+        $r->setOption(Redis::OPT_READ_TIMEOUT, $left);
         $value = $r->get($key);
     } catch (RedisException $e) {
         throw redis_failure($r, $e);
@@ -203,7 +208,8 @@ final class MemcacheConnection
         }
     }
 
-    public function get(string $key): ?string
+    /** One `get`, its reply read until $deadline (microtime). */
+    public function get(string $key, float $deadline): ?string
     {
         if ($this->client->send("get $key\r\n") === false) {
             throw new Unavailable("memcached: send: {$this->client->errMsg}");
@@ -232,7 +238,11 @@ final class MemcacheConnection
                     return substr($buf, $eol + 2, $len);
                 }
             }
-            $chunk = $this->client->recv(TIMEOUT);
+            $left = $deadline - microtime(true);
+            if ($left <= 0) {
+                throw new Unavailable('memcached: no answer within the deadline');
+            }
+            $chunk = $this->client->recv($left);
             if ($chunk === '' || $chunk === false) {
                 throw new Unavailable('memcached: ' . ($chunk === '' ? 'connection closed' : $this->client->errMsg));
             }
@@ -380,23 +390,28 @@ final class App
     }
 
     /**
-     * One request's backend read, bounded by its deadline (BACKEND_TIMEOUT_MS from arrival, pool
-     * wait included; nothing before this yields, so arrival is now): a timer set for the deadline
-     * cancels the request's coroutine (Coroutine::cancel with an exception), so whatever it waits
-     * on at that moment (a pool slot, a connect, a reply) ends at once with CanceledException, in
-     * the request's own coroutine: nothing runs on after its 503. This one timer bounds every wait
-     * of the request; each client's own timeouts (BACKEND_TIMEOUT_MS; mysqlnd's in whole seconds)
-     * are only a backstop.
+     * One request's backend read, bounded by its deadline: BACKEND_TIMEOUT_MS from arrival, pool
+     * wait included (nothing before this yields, so arrival is now). Redis and memcached are
+     * bounded by their clients' own timeouts, each set to what is left of the deadline: the pool's
+     * get($timeout), phpredis's read timeout, Coroutine\Client::recv($timeout); each is a timer
+     * in Swoole's C core, set only while a wait blocks, and a wait that times out ends the
+     * request's own coroutine there. mysqlnd's timeouts count whole seconds, so a MySQL request
+     * gets a timer of its own instead, which at the deadline cancels the request's coroutine
+     * (Coroutine::cancel with an exception): whatever it waits on (a pool slot, a connect, a
+     * reply) ends at once with CanceledException. Either way nothing runs on after the 503.
      */
     private function fetch(string $path, int $id): ?string
     {
+        if ($path !== '/mysql') {
+            return $this->read($path, $id, microtime(true) + TIMEOUT);
+        }
         $cid = Coroutine::getCid();
         $timer = Timer::after(TIMEOUT_MS, $this->onDeadline, $cid);
         try {
-            return $this->read($path, $id);
+            return $this->read($path, $id, null);
         } catch (Throwable $e) {
-            // The client may wrap the cancellation (a RedisException or PDOException about the
-            // failed read, CanceledException as its previous): the deadline is what happened.
+            // PDO may wrap the cancellation (a PDOException about the failed read,
+            // CanceledException as its previous): the deadline is what happened.
             throw isset($this->expired[$cid]) ? new Unavailable('no answer within the deadline', 0, $e) : $e;
         } finally {
             if (isset($this->expired[$cid])) {
@@ -407,7 +422,7 @@ final class App
         }
     }
 
-    /** The timer of a request's deadline: ends whatever its coroutine is waiting on. */
+    /** The timer of a MySQL request's deadline: ends whatever its coroutine is waiting on. */
     public function expire(int $cid): void
     {
         $this->expired[$cid] = true;
@@ -415,14 +430,15 @@ final class App
     }
 
     /**
-     * The read on a connection of the endpoint's pool. The wait for a free connection has no
-     * timeout of its own (that would be a second timer): the deadline's cancel ends it. The
-     * connection goes back to the pool after a success or an error the backend answered with
-     * (BackendError: the connection is in step); after anything else it is closed and dropped, so
-     * a late reply can never be read as the answer to a later request, and after a
-     * connection-level failure the pool's idle connections are dropped too.
+     * The read on a connection of the endpoint's pool, by $deadline (microtime), or for MySQL
+     * ($deadline null) until fetch()'s timer cancels it: then the wait for a free connection has
+     * no timeout of its own (that would be a second timer). The connection goes back to the pool
+     * after a success or an error the backend answered with (BackendError: the connection is in
+     * step); after anything else it is closed and dropped, so a late reply can never be read as
+     * the answer to a later request, and after a connection-level failure other than the deadline
+     * the pool's idle connections are dropped too.
      */
-    private function read(string $path, int $id): ?string
+    private function read(string $path, int $id, ?float $deadline): ?string
     {
         $pool = match ($path) {
             '/redis' => $this->redis,
@@ -430,7 +446,7 @@ final class App
             default => $this->memcache,
         };
         try {
-            $conn = $pool->get();
+            $conn = $deadline === null ? $pool->get() : $pool->get(TIMEOUT); // arrival was just now
         } catch (CanceledException $e) {
             throw $e;
         } catch (Throwable $e) {
@@ -442,17 +458,23 @@ final class App
         if ($conn === false) {
             throw new Unavailable('no free connection');
         }
+        // A timeout of 0 or less would be none at all to Swoole's sockets (socket.cc, TimerController).
+        $left = $deadline === null ? INF : $deadline - microtime(true);
+        if ($left <= 0) {
+            $pool->put($conn);
+            throw new Unavailable('no answer within the deadline');
+        }
         try {
             $value = match ($path) {
-                '/redis' => redis_get($conn, "greeting:$id"),
+                '/redis' => redis_get($conn, "greeting:$id", $left),
                 '/mysql' => $this->select($conn, $id),
-                default => $conn->get("greeting:$id"),
+                default => $conn->get("greeting:$id", $deadline),
             };
         } catch (BackendError $e) {
             $pool->put($conn);
             throw $e;
         } catch (Throwable $e) {
-            $deadlinePassed = Coroutine::isCanceled();
+            $deadlinePassed = $deadline === null ? Coroutine::isCanceled() : microtime(true) >= $deadline - TIMER_SLACK;
             $pool->discard();
             if (!$conn instanceof PDOProxy) {
                 $conn->close(); // a PDO connection closes when its last reference goes
@@ -630,7 +652,9 @@ final class App
             $this->waiting[$fd][$turn] = $ready;
             $ready->pop();
         }
-        $res->status($status);
+        if ($status !== 200) { // a Response is a 200 unless told otherwise
+            $res->status($status);
+        }
         // Replaces Swoole's own `Server: swoole-http-server` and default text/html Content-Type;
         // Swoole adds Date, Connection and (from end()) Content-Length.
         $res->header('Server', 'php-swoole');
