@@ -146,10 +146,11 @@ function mysql_unavailable(PDOException $e): bool
 
 /**
  * One Redis GET, its reply awaited at most $left seconds. phpredis returns false for a missing
- * key and also for some error replies (ERR, WRONGTYPE), and throws RedisException for a connection failure or timeout and for the other
- * error replies (NOPERM, NOAUTH, LOADING, ...: redis_error_throw in phpredis's library.c). Either
- * way the reply stays in getLastError(); a connection in the pool has none (redis_failure()
- * clears it before one goes back), so a false with a last error is this command's.
+ * key and also for some error replies (ERR, WRONGTYPE), and throws RedisException for a
+ * connection failure or timeout and for the other error replies (NOPERM, NOAUTH, LOADING, ...:
+ * redis_error_throw in phpredis's library.c). Either way the reply stays in getLastError(); a
+ * connection in the pool has none (redis_failure() clears it before one goes back), so a false
+ * with a last error is this command's.
  */
 function redis_get(Redis $r, string $key, float $left): ?string
 {
@@ -474,7 +475,9 @@ final class App
             $pool->put($conn);
             throw $e;
         } catch (Throwable $e) {
-            $deadlinePassed = $deadline === null ? Coroutine::isCanceled() : microtime(true) >= $deadline - TIMER_SLACK;
+            $deadlinePassed = $deadline === null
+                ? Coroutine::isCanceled()
+                : microtime(true) >= $deadline - TIMER_SLACK;
             $pool->discard();
             if (!$conn instanceof PDOProxy) {
                 $conn->close(); // a PDO connection closes when its last reference goes
