@@ -9,4 +9,4 @@ if (!function_exists('respond')) {
     require __DIR__ . '/lib.php';
 }
 
-handle($_SERVER);
+handle(); // reads the request's FastCGI parameters with getenv(), never $_SERVER (lib.php: param())
