@@ -52,9 +52,14 @@ function error_response(int $status): void
     respond($status, C::TEXT, C::ERRORS[$status], $status === 405);
 }
 
+/**
+ * A setting from the worker's environment (the env[] variables of conf/php-fpm.conf). local_only:
+ * the worker's own environment only, never a FastCGI parameter of the request of the same name,
+ * and one lookup instead of two (counted: ~1,100 instructions of a /redis, README Tuning).
+ */
 function env(string $name): string
 {
-    $value = getenv($name);
+    $value = getenv($name, true);
     if ($value === false || $value === '') {
         throw new LogicException("missing environment variable $name");
     }
@@ -108,7 +113,7 @@ function greeting_json(int $id, string $message): string
  */
 function persistent(): bool
 {
-    return getenv('FPM_PERSISTENT') !== '0';
+    return getenv('FPM_PERSISTENT', true) !== '0';
 }
 
 function fetch_redis(int $id): ?string
