@@ -84,6 +84,13 @@ render "$here/conf/fastcgi_params.conf" "$run_dir/fastcgi_params.conf"
 render "$here/conf/refusals.conf" "$run_dir/refusals.conf"
 render "$here/conf/php-fpm.conf" "$run_dir/php-fpm.conf" "$user_fpm"
 render "$here/conf/php.ini" "$run_dir/php.ini"
+render "$here/conf/preload.php" "$run_dir/preload.php"
+# The settings the handlers read, rendered once as PHP constants (app/render-settings.php).
+# It holds MariaDB's password: readable by the workers' user only (preloading runs as it).
+(umask 077 && PHP_INI_SCAN_DIR= php8.2 -n "$app/render-settings.php" > "$run_dir/settings.php")
+if [[ "$(id -u)" == 0 ]]; then
+    chgrp "$group" "$run_dir/settings.php" && chmod 640 "$run_dir/settings.php"
+fi
 
 fpm_pid="" nginx_pid=""
 stop() {

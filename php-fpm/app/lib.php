@@ -53,26 +53,6 @@ function error_response(int $status): void
 }
 
 /**
- * A setting from the worker's environment (the env[] variables of conf/php-fpm.conf). local_only:
- * the worker's own environment only, never a FastCGI parameter of the request of the same name,
- * and one lookup instead of two (counted: ~1,100 instructions of a /redis, README Tuning).
- */
-function env(string $name): string
-{
-    $value = getenv($name, true);
-    if ($value === false || $value === '') {
-        throw new LogicException("missing environment variable $name");
-    }
-    return $value;
-}
-
-/** BACKEND_TIMEOUT_MS in seconds (float), for the clients' connect and read timeouts. */
-function timeout_s(): float
-{
-    return ((int) env('BACKEND_TIMEOUT_MS')) / 1000;
-}
-
-/**
  * Exactly one `id` parameter, percent-decoded (`+` is a space), 1 to 9 digits without a leading zero.
  * Returns null for anything else (a 400).
  */
@@ -107,28 +87,19 @@ function greeting_json(int $id, string $message): string
         JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
 }
 
-/**
- * Persistent backend connections (the default), or a connection per request with
- * FPM_PERSISTENT=0: the seeds' setup, kept to measure the difference (README, Tuning).
- */
-function persistent(): bool
-{
-    return getenv('FPM_PERSISTENT', true) !== '0';
-}
-
 function fetch_redis(int $id): ?string
 {
-    $t = timeout_s();
+    $t = Settings::TIMEOUT_S;
     $redis = new Redis();
     try {
         // pconnect: the connection is kept in the worker's persistent list and reused by the next
         // request. Connect and read timeouts both come from BACKEND_TIMEOUT_MS; on a read error
         // or timeout phpredis closes the socket, so a late reply can never be read as the answer
         // to a later command.
-        if (persistent()) {
-            $redis->pconnect(env('REDIS_HOST'), (int) env('REDIS_PORT'), $t, 'greetings', 0, $t);
+        if (Settings::PERSISTENT) {
+            $redis->pconnect(Settings::REDIS_HOST, Settings::REDIS_PORT, $t, 'greetings', 0, $t);
         } else {
-            $redis->connect(env('REDIS_HOST'), (int) env('REDIS_PORT'), $t, null, 0, $t);
+            $redis->connect(Settings::REDIS_HOST, Settings::REDIS_PORT, $t, null, 0, $t);
         }
         $value = $redis->get("greeting:$id");
     } catch (RedisException $e) {
@@ -172,7 +143,7 @@ function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
  */
 function fetch_mysql(int $id, float $startedAt): ?string
 {
-    $left = timeout_s() - (microtime(true) - $startedAt);
+    $left = Settings::TIMEOUT_S - (microtime(true) - $startedAt);
     if ($left <= 0) {
         throw new Unavailable('answered 503 by nginx while queued for a worker; not run');
     }
@@ -183,14 +154,13 @@ function fetch_mysql(int $id, float $startedAt): ?string
         // (conf/php.ini) the read timeout, both in whole seconds. A read error closes the
         // connection in mysqlnd (the next ping fails at once and a fresh one is opened).
         $pdo = new PDO(
-            'mysql:host=' . env('MYSQL_HOST') . ';port=' . env('MYSQL_PORT') . ';dbname=' . env('MYSQL_DATABASE')
-                . ';charset=utf8mb4',
-            env('MYSQL_USER'),
-            env('MYSQL_PASSWORD'),
+            Settings::MYSQL_DSN,
+            Settings::MYSQL_USER,
+            Settings::MYSQL_PASSWORD,
             [
-                PDO::ATTR_PERSISTENT => persistent(),
+                PDO::ATTR_PERSISTENT => Settings::PERSISTENT,
                 PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
-                PDO::ATTR_TIMEOUT => max(1, (int) ceil(timeout_s())),
+                PDO::ATTR_TIMEOUT => max(1, (int) ceil(Settings::TIMEOUT_S)),
                 // Client-side prepared: PDO binds and quotes the parameter and sends one
                 // COM_QUERY (one round trip instead of prepare + execute + close).
                 PDO::ATTR_EMULATE_PREPARES => true,
@@ -230,9 +200,9 @@ function fetch_memcache(int $id): ?string
 {
     // A persistent Memcached instance: with a persistent id, libmemcached's handle and its
     // connection survive the request; the server is added once per worker.
-    $mc = persistent() ? new Memcached('greetings') : new Memcached();
+    $mc = Settings::PERSISTENT ? new Memcached('greetings') : new Memcached();
     if ($mc->isPristine()) { // a new instance (not one this worker kept): configure it once
-        $ms = (int) env('BACKEND_TIMEOUT_MS');
+        $ms = Settings::TIMEOUT_MS;
         $mc->setOptions([
             Memcached::OPT_CONNECT_TIMEOUT => $ms,          // ms
             Memcached::OPT_POLL_TIMEOUT => $ms,             // ms
@@ -241,7 +211,7 @@ function fetch_memcache(int $id): ?string
             Memcached::OPT_RETRY_TIMEOUT => 0,              // retry a failed server on the next request
             Memcached::OPT_TCP_NODELAY => true,
         ]);
-        $mc->addServer(env('MEMCACHE_HOST'), (int) env('MEMCACHE_PORT'));
+        $mc->addServer(Settings::MEMCACHE_HOST, Settings::MEMCACHE_PORT);
     }
     $value = $mc->get("greeting:$id");
     if ($value === false && $mc->getResultCode() === Memcached::RES_CONNECTION_FAILURE) {
@@ -276,7 +246,7 @@ function fetch_memcache(int $id): ?string
 /**
  * A FastCGI parameter of this request (conf/fastcgi_params.conf), or null. Under PHP-FPM getenv()
  * answers from the request's own parameters (and only for a name the request lacks from the
- * worker's environment, which clear_env keeps to the env[] variables of conf/php-fpm.conf), and it
+ * worker's environment, which clear_env keeps to RUN_DIR, conf/php-fpm.conf), and it
  * does so without building $_SERVER: the first use of $_SERVER in a request copies every FastCGI
  * parameter, each request header and the worker's environment into it: counted, a /memcache
  * costs its worker 73.7k instructions this way and 97.8k with $_SERVER (README, Tuning).
