@@ -240,6 +240,12 @@ def down() -> list[str]:
         _kill_all(netns)
         _run("ip", "netns", "del", netns)
         removed.append(netns)
+    # The veth pairs too: `ip netns del` leaves them to the kernel's asynchronous namespace cleanup,
+    # and an up() right after would meet a bridge end still there ("RTNETLINK answers: File exists",
+    # seen in CI). Deleting that end removes the pair at once.
+    for h in hosts():
+        if _run("ip", "link", "show", h.veth, check=False).returncode == 0:
+            _run("ip", "link", "del", h.veth, check=False)  # gone meanwhile is as good
     if _run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
         _run("ip", "link", "del", BRIDGE)
     shutil.rmtree(STATE, ignore_errors=True)
