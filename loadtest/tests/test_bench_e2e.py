@@ -18,7 +18,8 @@ def bench_stack():
 
 def test_a_short_real_bench_down_to_report_html(services_up, bench_stack, tmp_path):
     cfg = settings.Settings(concurrency=[8], duration=1, repeats=2, open_rates=[0.5] if loadgen_oha.binary() else [],
-                            open_duration=1, warmup_min=1, warmup_max=2, calibration_duration=1, endpoints=["hello"])
+                            open_duration=1, warmup_min=1, warmup_max=2, calibration_duration=1,
+                            endpoints=["hello", "redis"])
     out = run.Bench(cfg, cpus.Layout.from_env(), tmp_path / "run").run([bench_stack])
     doc = results.read(out)
     assert doc["complete"] and doc["git"]["commit"] and doc["machine"]["cpus"] >= 1
@@ -40,6 +41,15 @@ def test_a_short_real_bench_down_to_report_html(services_up, bench_stack, tmp_pa
         assert opened["latency_corrected"] and opened["requests"] > 0
     hello_ceiling = [c for c in doc["ceilings"] if c["endpoint"] == "hello"]
     assert hello_ceiling and hello_ceiling[0]["throughput_rps"] > 0
+    # the data endpoint's ceiling, measured again beside its headline runs, is the one its share uses
+    redis = entry["endpoints"]["redis"]
+    beside = redis["adjacent_ceiling"]
+    assert beside["tool"] == "redis-benchmark" and beside["connections"] == 8 and beside["throughput_rps"] > 0
+    assert (out / beside["raw"]).read_text().startswith("$ taskset")
+    assert beside["raw"] != next(c["raw"] for c in doc["ceilings"] if c["endpoint"] == "redis")
+    sob = redis["share_of_bound"]
+    assert sob["ceiling_source"] == "adjacent" and sob["ceiling_rps"] == beside["throughput_rps"]
+    assert sob["start_ceiling_rps"] > 0 and sob["share"] > 0
     html = (out / "report.html").read_text()
     assert "<svg" in html and bench_stack.name in html
     assert (out / "report.md").read_text().count("| " + bench_stack.name) >= 2

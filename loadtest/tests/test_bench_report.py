@@ -137,6 +137,27 @@ def test_the_ceiling_is_the_one_at_the_endpoints_headline_concurrency():
     assert sob["share"] == pytest.approx(0.333, abs=0.001) and sob["below_goal"] is True
 
 
+def test_the_ceiling_measured_beside_the_headline_runs_is_the_one_the_share_uses():
+    redis = endpoint(16000.0)
+    redis["adjacent_ceiling"] = {"endpoint": "redis", "connections": 256, "throughput_rps": 20000.0}
+    doc = results.derive(doc_with({"hello": endpoint(60000.0), "redis": redis}))
+    sob = doc["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    # bound = 1 / (1/60000 + 1/20000) = 15,000: the start's 30,000 would have given 20,000 and 80 %
+    assert sob["ceiling_rps"] == 20000.0 and sob["ceiling_source"] == "adjacent"
+    assert sob["start_ceiling_rps"] == 30000.0
+    assert sob["bound_rps"] == 15000.0 and sob["share"] == pytest.approx(1.067, abs=0.001)
+    assert report_md.fmt_ceiling(sob) == "20,000 at 256 (start 30,000)"
+    # a failed tool beside the runs: the start's ceiling, said so
+    redis["adjacent_ceiling"]["throughput_rps"] = None
+    sob = results.derive(doc)["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    assert sob["ceiling_rps"] == 30000.0 and sob["ceiling_source"] == "start" and sob["share"] == 0.8
+    assert report_md.fmt_ceiling(sob) == "30,000 at 256"
+    # results.json from before the adjacent ceiling reads the same way
+    del redis["adjacent_ceiling"]
+    sob = results.derive(doc)["stacks"][0]["endpoints"]["redis"]["share_of_bound"]
+    assert sob["ceiling_source"] == "start" and sob["share"] == 0.8
+
+
 @pytest.mark.parametrize("endpoints, ceilings, missing", [
     ({"redis": endpoint(16000.0)}, [("redis", 256, 30000.0)], ["hello"]),  # /hello not benchmarked
     ({"hello": endpoint(60000.0), "redis": endpoint(16000.0)}, [("redis", 64, 30000.0)], ["ceiling"]),  # not at 256

@@ -88,12 +88,15 @@ def parse_sysbench(stdout: str) -> float:
 TOOLS = {"redis": "redis-benchmark", "mysql": "sysbench", "memcache": "memcslap"}
 
 
-def backend_ceiling(endpoint: str, connections: int, seconds: float, taskset: list, acct, raw_dir) -> dict:
-    """Run the backend's own tool for about `seconds` at `connections`.
+def backend_ceiling(endpoint: str, connections: int, seconds: float, taskset: list, acct, raw_dir,
+                   raw_name: str | None = None, expected_rps: float | None = None) -> dict:
+    """Run the backend's own tool for about `seconds` at `connections`; its output goes to
+    raw_dir/raw_name (default: ceiling-<endpoint>-c<connections>.txt).
 
     sysbench takes a duration. redis-benchmark and memcslap take a request count, and a short
     probe misjudges them (thread start-up dominates it), so the count grows run by run towards
-    `seconds` and the first run lasting at least half of it is the measurement."""
+    `seconds` and the first run lasting at least half of it is the measurement. `expected_rps` (a
+    rate this tool reached before on this machine) sizes the first run to `seconds` directly."""
     tool = TOOLS[endpoint]
     if not shutil.which(tool):
         return {"endpoint": endpoint, "connections": connections, "throughput_rps": None, "tool": tool,
@@ -104,14 +107,14 @@ def backend_ceiling(endpoint: str, connections: int, seconds: float, taskset: li
         run = measure.run(cmd, acct, seconds * 10 + 60, sample_memory=False)
     else:
         build, parse = (_redis_cmd, parse_redis_benchmark) if endpoint == "redis" else (_memcslap_cmd, parse_memcslap)
-        n = max(PROBE_REQUESTS, connections * 4)
+        n = max(PROBE_REQUESTS, connections * 4, min(MAX_REQUESTS, int((expected_rps or 0) * seconds)))
         while True:
             cmd = build(taskset, connections, n)
             run = measure.run(cmd, acct, seconds * 20 + 60, sample_memory=False)
             if run.wall_s >= seconds / 2 or run.returncode != 0 or n >= MAX_REQUESTS:
                 break
             n = min(MAX_REQUESTS, int(n * min(8.0, max(2.0, seconds / max(run.wall_s, 0.05)))))
-    name = f"ceiling-{endpoint}-c{connections}.txt"
+    name = raw_name or f"ceiling-{endpoint}-c{connections}.txt"
     (raw_dir / name).write_text(f"$ {' '.join(cmd)}\n# exit {run.returncode}, {run.wall_s:.2f} s\n{run.stdout}\n--- stderr ---\n{run.stderr}")
     try:
         rps = round(parse(run.stdout), 1)

@@ -26,8 +26,25 @@ def warmup_seconds(s: Settings) -> float:
     return (math.floor(s.warmup_max / round_s) + 1) * round_s
 
 
+def adjacent_ceiling_seconds(s: Settings, endpoint: str) -> float:
+    """The backend tool's ceiling measured again beside a data endpoint's headline runs (sized by the
+    start's rate)."""
+    return backend_ceiling_seconds(s, endpoint, sized=True) if s.calibrate and endpoint in DATA_ENDPOINTS else 0.0
+
+
 def stack_seconds(s: Settings) -> float:
-    return VERIFY_S + START_S + warmup_seconds(s) + len(s.endpoints) * endpoint_seconds(s)
+    return (VERIFY_S + START_S + warmup_seconds(s) + len(s.endpoints) * endpoint_seconds(s)
+            + sum(adjacent_ceiling_seconds(s, e) for e in s.endpoints))
+
+
+def backend_ceiling_seconds(s: Settings, endpoint: str, sized: bool) -> float:
+    """One level of a backend tool's ceiling. sysbench runs for a fixed time; redis-benchmark and
+    memcslap take a request count, grown run by run until a run lasts half the duration: about 2.5
+    durations per level (measured on the busy 2-core box), one when a rate measured before sizes
+    the count (`sized`)."""
+    if endpoint == "mysql" or sized:
+        return s.calibration_duration + 2 * TOOL_OVERHEAD_S
+    return 2.5 * s.calibration_duration + 3 * TOOL_OVERHEAD_S
 
 
 def calibration_seconds(s: Settings) -> float:
@@ -36,12 +53,9 @@ def calibration_seconds(s: Settings) -> float:
     total = 0.0
     if "hello" in s.endpoints:
         total += len(s.concurrency) * (s.calibration_duration + TOOL_OVERHEAD_S) + 1
-    if "mysql" in s.endpoints:  # sysbench runs for a fixed time
-        total += len(s.concurrency) * (s.calibration_duration + 2 * TOOL_OVERHEAD_S)
-    # redis-benchmark and memcslap take a request count, grown run by run until a run lasts half the
-    # duration: about 2.5 durations per level (measured on the busy 2-core box).
-    counted = [e for e in s.endpoints if e in ("redis", "memcache")]
-    total += len(counted) * len(s.concurrency) * (2.5 * s.calibration_duration + 3 * TOOL_OVERHEAD_S)
+    for endpoint in s.endpoints:
+        if endpoint in DATA_ENDPOINTS:  # each level after the first is sized by the one before
+            total += sum(backend_ceiling_seconds(s, endpoint, sized=i > 0) for i in range(len(s.concurrency)))
     return total
 
 

@@ -230,8 +230,9 @@ SHARE_OF_BOUND_TEXT = (
     "**Share of the bound** (data endpoints): on one server CPU a data request costs at least the stack's own "
     "HTTP work, what its `/hello` costs, plus the backend client's work, at best what the backend's own benchmark "
     "tool costs. So the most a stack can serve is bound = 1 / (1/hello + 1/ceiling), where hello = the stack's "
-    "`/hello` headline in this run (median req/s at its best concurrency), ceiling = this run's ceiling for the "
-    "endpoint at the connections of the endpoint's headline, and share = data / bound with data = the endpoint's "
+    "`/hello` headline in this run (median req/s at its best concurrency), ceiling = the backend tool's ceiling at the "
+    "connections of the endpoint's headline, measured again right after the headline runs (else the one of the "
+    "run's start, shown in brackets when both exist), and share = data / bound with data = the endpoint's "
     f"headline. {BELOW_GOAL} = under the goal of {results.BOUND_GOAL:.0%}. ≤: `/hello` was generator-saturated, "
     "so the true bound is higher and the share at most this; ≥: the endpoint itself was, or the backends' CPUs were "
     f"at least {results.BACKENDS_SATURATED:.0%} busy (the backend, sharing them with the load generator, set the pace; "
@@ -259,12 +260,20 @@ def bound_rows(doc) -> tuple[list[str], list[list[str]]]:
             sob = (x["endpoints"].get(e) or {}).get("share_of_bound")
             if sob:
                 rows.append([stack_name(x), f"/{e}", fmt_rps(sob["hello_rps"]) + (" ⚑" if sob["bound_understated"] else ""),
-                             f"{fmt_rps(sob['ceiling_rps'])} at {sob['ceiling_connections']}", fmt_rps(sob["bound_rps"]),
+                             fmt_ceiling(sob), fmt_rps(sob["bound_rps"]),
                              fmt_rps(sob["data_rps"]) + (" ⚑" if sob["data_understated"] else ""),
                              fmt_busy(sob.get("backends_busy")) + (" ⚑" if sob.get("backends_saturated") else ""),
                              fmt_share(sob)])
     return ["stack", "endpoint", "/hello req/s", "ceiling req/s at conns", "bound req/s", "req/s",
             "backend CPU busy", "share"], rows
+
+
+def fmt_ceiling(sob: dict) -> str:
+    """The ceiling a share used, at its connections; the run's start's in brackets when it used another."""
+    text = f"{fmt_rps(sob['ceiling_rps'])} at {sob['ceiling_connections']}"
+    if sob.get("ceiling_source") == "adjacent" and sob.get("start_ceiling_rps"):
+        text += f" (start {fmt_rps(sob['start_ceiling_rps'])})"
+    return text
 
 
 def fmt_busy(v) -> str:

@@ -133,7 +133,9 @@ def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
     costs (1/hello CPU-seconds), plus the backend client's work, at best what the backend's own
     benchmark tool costs (1/ceiling). So bound = 1 / (1/hello + 1/ceiling), and share = data / bound, where
     hello = the stack's /hello headline (median req/s at its best concurrency) in this run,
-    ceiling = this run's ceiling for the endpoint at the connections of the endpoint's headline,
+    ceiling = the endpoint's ceiling at the connections of its headline, measured again right after
+    the headline runs (`adjacent_ceiling`: the machine's speed drifts over an hour-long run, and a
+    ratio wants both figures from the same minutes), else the one of the run's start,
     data = the endpoint's headline. A generator-saturated headline is the client's limit: for
     /hello the true bound is higher, so the share is at most this (`bound_understated`); for the
     endpoint itself the true rate is higher, so the share is at least this (`data_understated`).
@@ -144,8 +146,12 @@ def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
     endpoints = stack.get("endpoints") or {}
     ep, hello_ep = endpoints.get(endpoint), endpoints.get("hello")
     connections = (ep or {}).get("headline", {}).get("connections")
+    start_ceiling = ceiling_for(doc, endpoint, connections) if connections else None
+    adjacent = ((ep or {}).get("adjacent_ceiling") or {}).get("throughput_rps")
     out = {"hello_rps": _median(hello_ep, "throughput_rps"),
-           "ceiling_rps": ceiling_for(doc, endpoint, connections) if connections else None,
+           "ceiling_rps": adjacent or start_ceiling,
+           "ceiling_source": "adjacent" if adjacent else "start" if start_ceiling else None,
+           "start_ceiling_rps": start_ceiling,
            "ceiling_connections": connections,
            "data_rps": _median(ep, "throughput_rps"),
            "bound_rps": None, "share": None,
@@ -179,8 +185,10 @@ def efficiency(ep: dict) -> dict:
 
 DEFINITIONS = {
     "share_of_bound": "data endpoints: share = data / bound, bound = 1 / (1/hello + 1/ceiling); hello = the stack's "
-                      "/hello headline median req/s (its best concurrency) in this run, ceiling = this run's ceiling "
-                      "for the endpoint at the connections of the endpoint's headline, data = the endpoint's headline "
+                      "/hello headline median req/s (its best concurrency) in this run, ceiling = the endpoint's "
+                      "ceiling at the connections of its headline, measured again right after the headline runs "
+                      "(ceiling_source adjacent: the endpoint's adjacent_ceiling) or else the one of the run's start "
+                      "(ceiling_source start; start_ceiling_rps is that one either way), data = the endpoint's headline "
                       "median req/s. bound_understated: /hello's headline was generator-saturated (the true bound is "
                       "higher: the share is at most this); data_understated: the endpoint's headline was "
                       "(the share is at least this); backends_busy: the median over the headline runs of the busiest "

@@ -163,15 +163,18 @@ class Bench:
                              f"{' '.join(rec['flags'])}")
                     self.save()
         for endpoint in self.s.endpoints:
+            last_rps = None  # the level before's rate sizes the next level's run (calibrate.backend_ceiling)
             for c in self.s.concurrency:
                 if endpoint == "sleep":
                     ceilings.append(calibrate.sleep_ceiling(c))
                 elif endpoint in DATA_ENDPOINTS:
                     rec = calibrate.backend_ceiling(endpoint, c, self.s.calibration_duration,
-                                                    self.layout.taskset("server"), self.acct(None), self.dir / "raw")
+                                                    self.layout.taskset("server"), self.acct(None), self.dir / "raw",
+                                                    expected_rps=last_rps)
                     ceilings.append(rec)
-                    self.say(self.s.calibration_duration + 2 * plan.TOOL_OVERHEAD_S + 0.5,
+                    self.say(plan.backend_ceiling_seconds(self.s, endpoint, sized=last_rps is not None),
                              f"ceiling {endpoint:8} c={c:<5} {rec['tool']} {rec.get('throughput_rps') or 0:>10,.0f} req/s")
+                    last_rps = rec.get("throughput_rps")
                     self.save()
 
     def prime(self, stack) -> list[str]:
@@ -245,6 +248,8 @@ class Bench:
             return rec
 
         out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
+        if endpoint in DATA_ENDPOINTS and self.s.calibrate:
+            out["adjacent_ceiling"] = self.adjacent_ceiling(stack, endpoint, out["headline"]["connections"])
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates:
             if not self.oha:
@@ -265,6 +270,20 @@ class Bench:
                      f"{rec.get('achieved_fraction') or 0:.0%} of offered, p99 {lat.get('p99') or 0:.2f} ms p99.9 "
                      f"{lat.get('p99.9') or 0:.2f} ms {' '.join(rec['flags'])}")
         return out
+
+    def adjacent_ceiling(self, stack, endpoint: str, connections: int) -> dict:
+        """The backend tool's ceiling again, at the headline's connections, right after the headline
+        runs (the stack idle): the share of the bound divides by it rather than by the ceiling of the
+        run's start, which on a machine whose speed drifts may be most of an hour away."""
+        self.settle(stack)
+        rec = calibrate.backend_ceiling(endpoint, connections, self.s.calibration_duration,
+                                        self.layout.taskset("server"), self.acct(None), self.dir / "raw",
+                                        f"{stack.name}-ceiling-{endpoint}-c{connections}.txt",
+                                        expected_rps=results.ceiling_for(self.doc, endpoint, connections))
+        self.say(plan.adjacent_ceiling_seconds(self.s, endpoint),
+                 f"{stack.name:14} {endpoint:8} c={connections:<5} {rec['tool']} {rec.get('throughput_rps') or 0:>10,.0f} "
+                 f"req/s (ceiling beside the headline; at the start {results.ceiling_for(self.doc, endpoint, connections) or 0:,.0f})")
+        return rec
 
     def bench_stack(self, stack, entry: dict) -> dict:
         """Fills `entry` (already in results.json's stack list) as it goes; returns it. Whatever of
