@@ -24,7 +24,8 @@ NETNS_PREFIX = "rsim-"
 BRIDGE = "rsim-br0"
 STATE = RUN_DIR / "sim-hosts"
 SSH_READY_TIMEOUT = 15.0
-STOP_TIMEOUT = 10.0
+STOP_TIMEOUT = 10.0  # SIGTERM to SIGKILL
+KILL_WAIT = 2.0  # SIGKILL to reaped
 
 
 class SimHostsError(RuntimeError):
@@ -229,6 +230,11 @@ def _kill_all(netns: str) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    # A killed process leaves the namespace only once the kernel has reaped it; one still dying
+    # keeps the namespace's devices (its end of the veth pair) alive past `ip netns del`.
+    deadline = time.monotonic() + KILL_WAIT
+    while pids() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def down() -> list[str]:
