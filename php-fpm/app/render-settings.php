@@ -24,6 +24,11 @@ $port = static function (string $name) use ($get): int {
     return (int) $value;
 };
 $timeoutMs = (int) $get('BACKEND_TIMEOUT_MS'); // run.sh has checked it is a positive integer
+$persistent = getenv('FPM_PERSISTENT');
+if ($persistent !== false && $persistent !== '' && $persistent !== '0' && $persistent !== '1') {
+    fwrite(STDERR, "php-fpm: FPM_PERSISTENT must be 1 or 0\n");
+    exit(2);
+}
 
 $settings = [
     'TIMEOUT_MS' => $timeoutMs,
@@ -38,7 +43,7 @@ $settings = [
     'MEMCACHE_PORT' => $port('MEMCACHE_PORT'),
     // Persistent backend connections (the default), or a connection per request with
     // FPM_PERSISTENT=0: the seeds' setup, kept to measure the difference (README, Tuning).
-    'PERSISTENT' => getenv('FPM_PERSISTENT') !== '0',
+    'PERSISTENT' => $persistent !== '0',
 ];
 
 echo "<?php\n// Rendered by run.sh from its environment (app/render-settings.php) at start: not to be edited.\n",
