@@ -191,7 +191,8 @@ least the stack's own HTTP work, what its <code>/hello</code> costs, plus the ba
 the backend's own benchmark tool costs. So the most a stack can serve is
 <b>bound = 1 / (1/hello + 1/ceiling)</b>, where <i>hello</i> = the stack's <code>/hello</code> headline in this run
 (median req/s at its best concurrency), <i>ceiling</i> = the backend tool's ceiling at the connections of the
-endpoint's headline, measured again right after the headline runs (else the one of the run's start), and <b>share = data / bound</b> with <i>data</i> = the endpoint's headline. Shaded
+endpoint's headline, measured again right after the headline runs (else the one of the run's start), and
+<b>share = data / bound</b> with <i>data</i> = the endpoint's headline. Shaded
 {report_md.BELOW_GOAL} = under the goal of {results.BOUND_GOAL:.0%}. ≤: <code>/hello</code> was generator-saturated,
 so the true bound is higher and the share at most this; ≥: the endpoint itself was, or the backends' CPUs were at
 least {results.BACKENDS_SATURATED:.0%} busy (the backend, sharing them with the load generator, set the pace; the
