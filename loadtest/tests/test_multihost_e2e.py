@@ -47,6 +47,14 @@ def counters():
     return {h.role: simhosts.link_counters(h) for h in simhosts.hosts()}
 
 
+def cmdline(pid: int) -> list[str]:
+    """A process's command line; [""] when it exited after it was listed."""
+    try:
+        return open(f"/proc/{pid}/cmdline").read().split("\0")
+    except OSError:
+        return [""]
+
+
 def only_sshd_left() -> dict:
     """role -> the processes left in its namespace other than its sshd (none, when all was stopped)."""
     out = {}
@@ -123,11 +131,8 @@ def test_a_client_host_that_drops_out_is_reported_and_the_others_results_are_kep
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed.is_set():
             for pid in simhosts.processes(client2):
-                try:
-                    cmdline = open(f"/proc/{pid}/cmdline").read().split("\0")
-                except OSError:
-                    continue
-                if cmdline[0].endswith("wrk") and "-d3s" in cmdline:
+                argv = cmdline(pid)
+                if argv[0].endswith("wrk") and "-d3s" in argv:
                     time.sleep(1)
                     for p in simhosts.processes(client2):
                         os.kill(p, signal.SIGKILL)
@@ -187,9 +192,7 @@ def test_ctrl_c_mid_level_stops_everything_on_every_host(across, stack, tmp_path
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and proc.poll() is None:
-            running = [open(f"/proc/{p}/cmdline").read().split("\0") for p in simhosts.processes(client1)
-                       if os.path.exists(f"/proc/{p}/cmdline")]
-            if any(c[0].endswith("wrk") and "-d60s" in c for c in running):
+            if any(c[0].endswith("wrk") and "-d60s" in c for c in map(cmdline, simhosts.processes(client1))):
                 level_ends = time.monotonic() + 60
                 break
             time.sleep(0.1)
