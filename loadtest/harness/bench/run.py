@@ -276,13 +276,13 @@ class Bench:
         runs (the stack idle): the share of the bound divides by it rather than by the ceiling of the
         run's start, which on a machine whose speed drifts may be most of an hour away."""
         self.settle(stack)
+        at_start = results.ceiling_for(self.doc, endpoint, connections)
         rec = calibrate.backend_ceiling(endpoint, connections, self.s.calibration_duration,
                                         self.layout.taskset("server"), self.acct(None), self.dir / "raw",
-                                        f"{stack.name}-ceiling-{endpoint}-c{connections}.txt",
-                                        expected_rps=results.ceiling_for(self.doc, endpoint, connections))
+                                        f"{stack.name}-ceiling-{endpoint}-c{connections}.txt", expected_rps=at_start)
         self.say(plan.adjacent_ceiling_seconds(self.s, endpoint),
                  f"{stack.name:14} {endpoint:8} c={connections:<5} {rec['tool']} {rec.get('throughput_rps') or 0:>10,.0f} "
-                 f"req/s (ceiling beside the headline; at the start {results.ceiling_for(self.doc, endpoint, connections) or 0:,.0f})")
+                 f"req/s (ceiling beside the headline; at the start {at_start or 0:,.0f})")
         return rec
 
     def bench_stack(self, stack, entry: dict) -> dict:
