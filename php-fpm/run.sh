@@ -33,6 +33,11 @@ case "$jit" in
     *) echo "php-fpm: FPM_JIT must be off, tracing or function" >&2; exit 2 ;;
 esac
 
+# Persistent backend connections (FPM_PERSISTENT=0: a connection per request, the seeds' setup, kept
+# for measuring); read by app/render-settings.php.
+export FPM_PERSISTENT="${FPM_PERSISTENT:-1}"
+[[ "$FPM_PERSISTENT" == [01] ]] || { echo "php-fpm: FPM_PERSISTENT must be 1 or 0" >&2; exit 2; }
+
 # Scheduling policy (README "Tuning"; SCHED_POLICY=other switches it off): SCHED_BATCH, inherited by
 # PHP-FPM, nginx and all their workers, so a worker woken by its socket or by the end of its sleep
 # waits for the running process to block instead of preempting it.

@@ -24,11 +24,6 @@ $port = static function (string $name) use ($get): int {
     return (int) $value;
 };
 $timeoutMs = (int) $get('BACKEND_TIMEOUT_MS'); // run.sh has checked it is a positive integer
-$persistent = getenv('FPM_PERSISTENT');
-if ($persistent !== false && $persistent !== '' && $persistent !== '0' && $persistent !== '1') {
-    fwrite(STDERR, "php-fpm: FPM_PERSISTENT must be 1 or 0\n");
-    exit(2);
-}
 
 $settings = [
     'TIMEOUT_MS' => $timeoutMs,
@@ -41,9 +36,7 @@ $settings = [
     'MYSQL_PASSWORD' => $get('MYSQL_PASSWORD'),
     'MEMCACHE_HOST' => $get('MEMCACHE_HOST'),
     'MEMCACHE_PORT' => $port('MEMCACHE_PORT'),
-    // Persistent backend connections (the default), or a connection per request with
-    // FPM_PERSISTENT=0: the seeds' setup, kept to measure the difference (README, Tuning).
-    'PERSISTENT' => $persistent !== '0',
+    'PERSISTENT' => $get('FPM_PERSISTENT') === '1', // run.sh has checked it is 1 or 0
 ];
 
 echo "<?php\n// Rendered by run.sh from its environment (app/render-settings.php) at start: not to be edited.\n",
