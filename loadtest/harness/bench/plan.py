@@ -26,10 +26,14 @@ def warmup_seconds(s: Settings) -> float:
     return (math.floor(s.warmup_max / round_s) + 1) * round_s
 
 
+def measures_adjacent_ceiling(s: Settings, endpoint: str) -> bool:
+    """Whether the backend tool's ceiling is measured again beside the endpoint's headline runs."""
+    return s.calibrate and endpoint in DATA_ENDPOINTS
+
+
 def adjacent_ceiling_seconds(s: Settings, endpoint: str) -> float:
-    """The backend tool's ceiling measured again beside a data endpoint's headline runs (sized by the
-    start's rate)."""
-    return backend_ceiling_seconds(s, endpoint, sized=True) if s.calibrate and endpoint in DATA_ENDPOINTS else 0.0
+    """The time of that ceiling's run (sized by the start's rate); 0 when it is not measured."""
+    return backend_ceiling_seconds(s, endpoint, sized=True) if measures_adjacent_ceiling(s, endpoint) else 0.0
 
 
 def stack_seconds(s: Settings) -> float:

@@ -248,7 +248,7 @@ class Bench:
             return rec
 
         out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
-        if endpoint in DATA_ENDPOINTS and self.s.calibrate:
+        if plan.measures_adjacent_ceiling(self.s, endpoint):
             out["adjacent_ceiling"] = self.adjacent_ceiling(stack, endpoint, out["headline"]["connections"])
         peak = out["headline"]["throughput_rps"]["median"]
         for frac in self.s.open_rates:
