@@ -1,4 +1,4 @@
-"""By hand: does any /mysql work outlive its 503? (issue 17; the stacks' READMEs quote its output)
+"""By hand: does any /mysql work outlive its 503? (the share-of-bound work; the stacks' READMEs quote its output)
 
     make build STACK=x && make services-up
     PYTHONPATH=loadtest .venv/bin/python -m harness.freezeprobe x [--requests 96]

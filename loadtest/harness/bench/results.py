@@ -15,7 +15,7 @@ from .settings import DATA_ENDPOINTS
 SCHEMA = "reference-servers/bench-results"
 SCHEMA_VERSION = 1
 KNEE_FRACTION = 0.9
-BOUND_GOAL = 0.75  # issue 17: every data endpoint should reach this share of its bound
+BOUND_GOAL = 0.75  # the project's goal: every data endpoint should reach this share of its bound
 # The ceiling tools run with the backends' CPUs to the backend alone; in a stack's run the load generator
 # may share them. When those CPUs were this busy, the backend (not the stack) set the pace.
 BACKENDS_SATURATED = 0.95
@@ -127,7 +127,7 @@ def backends_busy(doc: dict, ep: dict | None) -> float | None:
 
 
 def share_of_bound(doc: dict, stack: dict, endpoint: str) -> dict:
-    """How near a data endpoint comes to the most its stack can reach there (issue 17).
+    """How near a data endpoint comes to the most its stack can reach there (the share-of-bound goal).
 
     On one server CPU a data request costs the stack's own HTTP work, at best what its /hello
     costs (1/hello CPU-seconds), plus the backend client's work, at best what the backend's own
