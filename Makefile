@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare sim-hosts-up sim-hosts-down new-stack clean
+.PHONY: publish docs help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare sim-hosts-up sim-hosts-down new-stack clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -60,6 +60,13 @@ bench-args:
 RESULTS ?= results/latest
 report: $(VENV)/.installed ## re-render report.md and report.html from a results.json (RESULTS=dir, default results/latest)
 	$(HARNESS) report "$(RESULTS)"
+
+RUN ?=
+publish: $(VENV)/.installed ## publish a whole run: make publish RUN=results/<id> -> published/<date>-<machine>/, READMEs' figures regenerated (no RUN: regenerate only)
+	$(HARNESS) publish "$(RUN)"
+
+docs: $(VENV)/.installed ## the docs test alone: README budgets and shape, links, generated figures, tracker numbers
+	$(HARNESS) docs
 
 NAME ?=
 new-stack: $(VENV)/.installed ## a new stack's skeleton: make new-stack NAME=go-nethttp (manifest on the next free port, README, placeholder server)

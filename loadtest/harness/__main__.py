@@ -156,6 +156,16 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_publish(args) -> int:
+    from .docs import publish
+    return publish.main(ROOT, args.run or None)
+
+
+def cmd_docs(args) -> int:
+    from .docs import check
+    return check.main(["--root", str(ROOT)])
+
+
 def cmd_new_stack(args) -> int:
     try:
         where, port = skeleton.create(args.name.strip())
@@ -256,6 +266,8 @@ def main(argv=None) -> int:
         ("test", cmd_test, "services up, verify every available stack, run the harness tests"),
         ("bench", cmd_bench, "benchmark stacks (settings from the environment: see README)"),
         ("report", cmd_report, "render report.md and report.html from a results.json"),
+        ("publish", cmd_publish, "commit a whole run under published/ and regenerate the READMEs' figure blocks from it"),
+        ("docs", cmd_docs, "the docs test: budgets, shape, links, generated figures, tracker numbers"),
         ("new-stack", cmd_new_stack, "write a new stack's skeleton (manifest, README, placeholder server)"),
         ("ab", cmd_ab, "A/B-test two environments of one stack on one endpoint (settings from the environment)"),
         ("soak", cmd_soak, "load one stack at a fixed rate for a long time, in windows: leaks, stalls, GC pauses "
@@ -272,6 +284,8 @@ def main(argv=None) -> int:
         if name == "report":
             p.add_argument("results", nargs="?", default=str(ROOT / "results" / "latest"),
                            help="a results directory or results.json, a bench's or a soak's (default: results/latest)")
+        if name == "publish":
+            p.add_argument("run", nargs="?", default="", help="the run's directory (results/<id>); none: only regenerate")
         if name == "new-stack":
             p.add_argument("--name", default="", help="the new stack's name (its directory)")
         if name == "compare":

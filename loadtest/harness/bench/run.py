@@ -367,7 +367,7 @@ class Bench:
         if not self.oha:
             print("bench: oha not found: open-loop runs are skipped (make setup installs it)", file=sys.stderr)
         self.progress = plan.Progress(estimate["total_s"])
-        self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION,
+        self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION, "run_id": self.dir.name,
                     "started": started_at.isoformat(timespec="seconds"), "finished": None,
                     "complete": False, "git": machine.git(), "machine": machine.describe(),
                     "loadavg_start": machine.loadavg(), "settings": self.s.as_dict(), "estimate": estimate,

@@ -1,0 +1,62 @@
+"""`make publish RUN=results/<id>`: a whole run committed under published/<date>-<machine>/, and every
+README's figure block generated again from the newest published run."""
+import pathlib
+import shutil
+
+from ..bench import report_html, report_md, results
+from . import figures, published
+
+
+class Refused(Exception):
+    pass
+
+
+def target_dir(root: pathlib.Path, doc: dict, run_id: str) -> pathlib.Path:
+    """published/<date>-<machine>; a second run of the same day and machine gets its start time too."""
+    base = root / published.DIR
+    name = f"{doc['started'][:10]}-{published.machine_slug(doc)}"
+    for candidate in (name, f"{doc['started'][:10]}T{doc['started'][11:16].replace(':', '')}-{published.machine_slug(doc)}"):
+        d = base / candidate
+        if not (d / "results.json").exists():
+            return d
+        if results.read(d).get("run_id", d.name) == run_id:
+            return d  # the same run again: refreshed in place
+    raise Refused(f"{base / name} and its timed variant already hold other runs")
+
+
+def publish(root: pathlib.Path, run_dir: pathlib.Path) -> pathlib.Path:
+    run_dir = run_dir.resolve()  # results/latest is a link to the run's own directory
+    doc = results.read(run_dir)
+    if not doc.get("complete"):
+        raise Refused(f"{run_dir}: the run did not complete; publish a whole run")
+    if doc["settings"].get("quick"):
+        raise Refused(f"{run_dir}: a QUICK pass is not comparable with whole runs; publish a whole `make bench-all`")
+    if doc["settings"].get("stacks"):
+        raise Refused(f"{run_dir}: a run of some stacks only ({', '.join(doc['settings']['stacks'])}); "
+                      "publish a whole `make bench-all`")
+    run_id = doc.get("run_id") or run_dir.name
+    doc["run_id"] = run_id  # runs recorded before results.json carried it: the directory's name is the id
+    out = target_dir(root, doc, run_id)
+    out.mkdir(parents=True, exist_ok=True)
+    results.write(doc, out)
+    # The reports are rendered again by this harness, so the published ones read the way the docs do.
+    (out / "report.md").write_text(report_md.render(doc))
+    (out / "report.html").write_text(report_html.render(doc))
+    for sub in ("raw", "scripts"):
+        if (run_dir / sub).is_dir():
+            shutil.copytree(run_dir / sub, out / sub, dirs_exist_ok=True)
+    return out
+
+
+def main(root: pathlib.Path, run: str | None) -> int:
+    import sys
+    if run:
+        try:
+            out = publish(root, pathlib.Path(run))
+        except (Refused, FileNotFoundError, ValueError) as e:
+            print(f"publish: {e}", file=sys.stderr)
+            return 2
+        print(f"publish: {out}")
+    for p in figures.regenerate(root):
+        print(f"publish: regenerated the figures of {p.relative_to(root)}")
+    return 0
