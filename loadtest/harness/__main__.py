@@ -1,5 +1,6 @@
 """Command line of the harness: `python -m harness <command>` (the Makefile's targets call these)."""
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -91,6 +92,7 @@ def cmd_test(args) -> int:
     started, skipped = services.up(), {}
     try:
         verified = verify.verify_all(_available(stacks.discover(), skipped), build_first=True, skipped=skipped)
+        provision.ensure_oha()  # started in the background by `make setup`; the open-loop tests need it
         print("\n== harness tests (pytest, against the real services)", flush=True)
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", str(ROOT / "loadtest" / "tests")],
                                cwd=ROOT / "loadtest").returncode
@@ -115,6 +117,9 @@ def cmd_test(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import cpus, multihost, run, settings
     cfg = settings.Settings.from_env()
+    if cfg.open_rates and not provision.ensure_oha(wait=not cfg.quick):
+        print("bench: oha is not there yet (building in the background after `make setup`): this QUICK pass skips its "
+              "open-loop runs" if cfg.quick else "bench: no oha: open-loop runs are skipped", file=sys.stderr)
     selected = settings.with_port_offset(stacks.select(cfg.stacks or None))
     if hosts.configured():
         try:
@@ -182,11 +187,14 @@ def cmd_new_stack(args) -> int:
 
 def cmd_ab(args) -> int:
     from .bench import ab
+    if os.environ.get("OPEN_RATE"):
+        provision.ensure_oha()  # the open-loop run of each round
     return ab.main()
 
 
 def cmd_soak(args) -> int:
     from .bench import soak
+    provision.ensure_oha()  # the soak's load is oha's
     return soak.main()
 
 

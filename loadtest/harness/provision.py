@@ -1,8 +1,11 @@
 """`make setup`: install what the harness and every discovered stack need, from Debian and their own steps."""
+import fcntl
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from .toolchains import ToolchainError
 
@@ -36,24 +39,86 @@ def apt_install(packages: list[str]) -> None:
     subprocess.run(sudo + ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], check=True, env=env)
 
 
-def install_oha() -> None:
-    """oha for the benchmark's open-loop runs; building it takes minutes, so only when missing."""
+# The build runs once per machine (cargo installs into ~/.cargo/bin), so its lock and log are per machine too.
+OHA_LOCK = pathlib.Path(tempfile.gettempdir()) / "reference-servers-oha-build.lock"
+OHA_LOG = pathlib.Path(tempfile.gettempdir()) / "reference-servers-oha-build.log"
+
+
+def _oha_current() -> str | None:
     from .bench import loadgen_oha
     found = loadgen_oha.binary()
-    if found:
-        version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout.strip()
-        if OHA_VERSION in version:
-            print(f"oha: {found} ({version})")
-            return
+    if found and OHA_VERSION in subprocess.run([found, "--version"], capture_output=True, text=True).stdout:
+        return found
+    return None
+
+
+def _cargo() -> str | None:
     cargo = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
-    if not os.path.exists(cargo):
+    return cargo if os.path.exists(cargo) else None
+
+
+def _oha_build_command(cargo: str) -> list[str]:
+    # flock: one build per machine; nice: a build beside a verify or a QUICK pass takes only idle CPU.
+    return ["flock", "-n", str(OHA_LOCK), "nice", "-n", "19", cargo, "install", "--locked", "oha", "--version", OHA_VERSION]
+
+
+def oha_building() -> bool:
+    """Whether a build of oha holds the lock now."""
+    with open(OHA_LOCK, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+def install_oha() -> None:
+    """oha for the open-loop runs. Compiling it takes about 12 minutes on 2 cores, so `make setup` starts it
+    in the background and goes on: verification and QUICK passes do not need it; what does waits (ensure_oha)."""
+    found = _oha_current()
+    if found:
+        print(f"oha: {found} ({OHA_VERSION})")
+        return
+    if oha_building():
+        print(f"oha: already building in the background (log: {OHA_LOG})")
+        return
+    cargo = _cargo()
+    if not cargo:
         print(f"*** oha {OHA_VERSION} is missing and there is no cargo to build it: the benchmark's open-loop runs "
               f"will be skipped. Install Rust (https://rustup.rs) and run `make setup` again. ***", file=sys.stderr)
         return
-    print(f"oha: building {OHA_VERSION} with cargo (several minutes, once) ...", flush=True)
-    proc = subprocess.run([cargo, "install", "--locked", "oha", "--version", OHA_VERSION])
+    with open(OHA_LOG, "w") as log:
+        subprocess.Popen(_oha_build_command(cargo), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True)  # outlives `make setup`
+    print(f"oha: building {OHA_VERSION} with cargo in the background (about 12 min once; log: {OHA_LOG}); "
+          f"open-loop runs wait for it, QUICK passes skip them until it is there", flush=True)
+
+
+def ensure_oha(wait: bool = True) -> str | None:
+    """oha's path once it is there: waits for a background build (wait=True), or builds it now when none runs.
+    wait=False: only what is there already."""
+    found = _oha_current()
+    if found or not wait:
+        return found
+    if oha_building():
+        print(f"oha: waiting for its background build to finish (log: {OHA_LOG}) ...", flush=True)
+        with open(OHA_LOCK, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            fcntl.flock(f, fcntl.LOCK_UN)
+        found = _oha_current()
+        if not found:
+            print(f"*** the background build of oha failed (see {OHA_LOG}): open-loop runs will be skipped ***",
+                  file=sys.stderr)
+        return found
+    cargo = _cargo()
+    if not cargo:
+        return None
+    print(f"oha: building {OHA_VERSION} with cargo (about 12 min, once) ...", flush=True)
+    proc = subprocess.run(_oha_build_command(cargo))
     if proc.returncode != 0:
         print(f"*** cargo install oha failed (exit {proc.returncode}): open-loop runs will be skipped ***", file=sys.stderr)
+    return _oha_current()
 
 
 def setup(stacks) -> int:

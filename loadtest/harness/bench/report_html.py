@@ -1,6 +1,7 @@
 """report.html from results.json: ONE self-contained file (inline CSS and SVG, no script, no CDN)
 that opens offline and can be mailed to a colleague."""
 import json
+import re
 
 from . import report_md, results, svg
 from .svg import esc
@@ -8,7 +9,7 @@ from .svg import esc
 CSS = """
 body{font-family:sans-serif;max-width:1340px;margin:20px auto;padding:0 12px;color:#222}
 h1{font-size:24px}h2{font-size:19px;margin-top:34px;border-bottom:1px solid #ccc}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}caption{text-align:left;font-size:12px}figure{margin:0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
 td:first-child,th:first-child,td:last-child{text-align:left}th{background:#f2f2f2}
 .flag{color:#b00;font-weight:bold}.ok{color:#070}.note{color:#555;font-size:13px;max-width:1100px}
 .low{background:#fde0dc;color:#a00;font-weight:bold}table.nums td:last-child{text-align:right}
@@ -173,9 +174,10 @@ def memory_chart(doc) -> str:
     return per_stack_bars(doc, "Peak RSS of the server's process tree", "MiB", peak_mib)
 
 
-def charts(doc) -> str:
-    """The charts of the report's Charts section (throughput, sweeps, steadiness, latency bars, memory)."""
-    return "\n".join(c for c in (throughput_chart(doc), sweep_charts(doc), steadiness_charts(doc),
+def charts(doc, overview: bool = True) -> str:
+    """The charts of the report's Charts section (throughput, unless the Overview shows it; sweeps, steadiness,
+    latency bars, memory)."""
+    return "\n".join(c for c in (throughput_chart(doc) if overview else "", sweep_charts(doc), steadiness_charts(doc),
                                   latency_bar_charts(doc), memory_chart(doc)) if c)
 
 
@@ -235,10 +237,13 @@ def render(doc) -> str:
              f"<h1>Benchmark report, {esc(doc['started'])}</h1>"]
     if not doc.get("complete"):
         parts.append('<p class="flag">This run did not complete: what follows is what it finished.</p>')
+    if doc["settings"].get("quick"):
+        parts.append(f'<p class="flag quick">{esc(report_md.QUICK_WARNING)}</p>')
     parts.append("<ul>" + "".join(f"<li>{esc(b).replace('`', '')}</li>" for b in bullets) + "</ul>")
-    parts.append(HOW_TO_READ)
     marked = report_md.deviation_items(doc)
-    parts.append("<h2>Overview</h2><p class='note'>Best closed-loop req/s per stack and endpoint (median of the repeats), "
+    # What a reader looks at first: the overview as a chart, then its table; how to read it comes after the figures.
+    parts.append("<h2>Overview</h2>" + throughput_chart(doc)
+                 + "<p class='note'>Best closed-loop req/s per stack and endpoint (median of the repeats), "
                  "in brackets its share of the ceiling at the same concurrency; ⚑ = a flagged run"
                  + (f"; {report_md.DEVIATION_MARK} = verified with known deviations (below)" if marked else "") + ".</p>"
                  + html_table(["stack"] + [f"/{e}" for e in report_md.endpoints(doc)], report_md.overview_rows(doc), numbers=True)
@@ -263,7 +268,7 @@ def render(doc) -> str:
                      "of each stack's own headline req/s; the rate of each line is in its legend), latency measured "
                      "from the intended send time. Percentiles the run's request count cannot resolve are left out."
                      "</p>" + curves)
-    parts.append("<h2>Charts</h2>" + charts(doc))
+    parts.append("<h2>Charts</h2>" + charts(doc, overview=False))
     for e in report_md.endpoints(doc):
         parts.append(f"<h2>/{esc(e)}</h2>")
         rows = report_md.endpoint_rows(doc, e)
@@ -282,6 +287,7 @@ def render(doc) -> str:
                          f"{'s' if len(known) != 1 else ''}: " + "; ".join(
                              f"<i>{esc(d['case'])}</i> {esc(d['observed'])} ({link(d['upstream'])})" for d in known)
                          + "</p>")
+    parts.append("<h2>How to read this report</h2>" + HOW_TO_READ)
     parts.append("<h2>Ceilings</h2>" + html_table(
         ["endpoint", "conns", "req/s", "how"],
         [[c["endpoint"], c["connections"], report_md.fmt_rps(c.get("throughput_rps")), f"{c['tool']}: {c.get('method', '')}"]
@@ -296,4 +302,14 @@ def render(doc) -> str:
          "mysql_thread_handling": doc.get("mysql_thread_handling"), "estimate": doc.get("estimate")}, indent=1)) + "</pre>")
     parts.append("<p class='note'>Raw tool output for every run: <code>raw/</code> beside this file; the data: "
                  "<code>results.json</code> (schema in loadtest/RESULTS.md).</p></body></html>")
-    return "\n".join(parts)
+    page = "\n".join(parts)
+    return quick_marked(page) if doc["settings"].get("quick") else page
+
+
+def quick_marked(page: str) -> str:
+    """Every table and chart of a QUICK pass says that it is not comparable, so that none can be quoted alone."""
+    mark = esc(report_md.QUICK_MARK)
+    page = page.replace("<table", f"<table data-quick")
+    page = re.sub(r"<table data-quick([^>]*)>", rf"<table\1><caption class='flag'>{mark}</caption>", page)
+    return re.sub(r"(<svg\b.*?</svg>)", rf"<figure class='quick'><figcaption class='flag'>{mark}</figcaption>\1</figure>",
+                  page, flags=re.S)

@@ -325,7 +325,31 @@ def hosts_tables(doc) -> list[tuple[str, list[str], list[list[str]]]]:
     return out
 
 
+QUICK_MARK = "QUICK pass: not comparable with whole runs"
+QUICK_WARNING = (
+    "QUICK pass: NOT COMPARABLE. One-second runs after one to three seconds of warm-up measure the JIT compilers "
+    "and the warm-up more than the stacks: the JVM stacks read several times slower than in a whole run, and their "
+    "order can change. Use a QUICK pass to see that everything builds, verifies and runs; quote only a whole "
+    "`make bench-all`.")
+
+
+def quick_marked(text: str) -> str:
+    """Every table of a QUICK pass's report.md opens with the mark, so that none can be quoted alone."""
+    out, previous = [], ""
+    for line in text.split("\n"):
+        if line.startswith("| ") and not previous.startswith("|"):
+            out += [f"*{QUICK_MARK}:*", ""] if previous == "" else ["", f"*{QUICK_MARK}:*", ""]
+        out.append(line)
+        previous = line
+    return "\n".join(out)
+
+
 def render(doc) -> str:
+    text = _render(doc)
+    return quick_marked(text) if doc["settings"].get("quick") else text
+
+
+def _render(doc) -> str:
     m, s, lay = doc["machine"], doc["settings"], doc["cpu_layout"]
     h = harness_cpu(doc)
     open_loop = (f"open loop at {', '.join(f'{r:.0%}' for r in s['open_rates'])} of it for {s['open_duration']:g} s"
@@ -333,6 +357,8 @@ def render(doc) -> str:
     out = [f"# Benchmark report, {doc['started']}", ""]
     if not doc.get("complete"):
         out += ["**This run did not complete**: what follows is what it finished.", ""]
+    if s["quick"]:
+        out += [f"**{QUICK_WARNING}**", ""]
     out += [
         f"- machine: {m['cpu_model']}, {m['cpus']} CPUs, {m['memory_bytes'] / 2**30:.1f} GiB, {m['os']}, kernel {m['kernel']}",
         f"- commit: `{doc['git']['commit']}`{' (with uncommitted changes)' if doc['git']['dirty'] else ''} on {doc['git']['branch']}",
@@ -420,4 +446,5 @@ def summary_table(doc) -> str:
     marked = deviation_items(doc)
     legend = (f", {DEVIATION_MARK} = verified with known deviations: "
               + "; ".join(f"{n}: {len(k)} case{'s' if len(k) != 1 else ''}" for n, k in marked)) if marked else ""
-    return f"\nsummary (! = flagged run{legend}; see report):\n" + head + "\n" + "\n".join(rows)
+    quick = f"\n{QUICK_MARK.upper()}" if doc["settings"].get("quick") else ""
+    return f"\nsummary (! = flagged run{legend}; see report):{quick}\n" + head + "\n" + "\n".join(rows)

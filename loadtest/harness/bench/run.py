@@ -365,7 +365,7 @@ class Bench:
               f"backends={self.layout.as_dict()['backends']} ({self.layout.source}); nofile={limits['nofile_soft']}, "
               f"somaxconn={limits['somaxconn']}", flush=True)
         if not self.oha:
-            print("bench: oha not found: open-loop runs are skipped (make setup installs it)", file=sys.stderr)
+            print("bench: oha not found: open-loop runs are skipped", file=sys.stderr)
         self.progress = plan.Progress(estimate["total_s"])
         self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION, "run_id": self.dir.name,
                     "started": started_at.isoformat(timespec="seconds"), "finished": None,
