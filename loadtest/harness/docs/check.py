@@ -160,6 +160,7 @@ def check_shape(root: pathlib.Path) -> list[Problem]:
             if i2 <= i1:
                 out.append(Problem(where, n2, "shape", f"section '## {t2}' is out of order: the shape puts "
                                                        f"'{STACK_SECTIONS[i2]}' before '{STACK_SECTIONS[i1]}'"))
+                break  # the first is enough: one misplaced section would otherwise be named twice
     return out
 
 
