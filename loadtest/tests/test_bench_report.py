@@ -299,3 +299,26 @@ def test_a_real_run_draws_each_stacks_curve_as_far_as_its_requests_resolve():
     sob = netty["endpoints"]["mysql"]["share_of_bound"]
     assert sob["share"] == round(sob["data_rps"] * (1 / sob["hello_rps"] + 1 / sob["ceiling_rps"]), 3)
     assert all(s["endpoints"][e]["share_of_bound"]["share"] for s in doc["stacks"] for e in ("redis", "mysql", "memcache"))
+
+
+def test_every_table_and_chart_of_a_quick_pass_says_it_is_not_comparable():
+    from harness.bench import report_html, report_md
+    doc = results.read(FIX / "results-three-stacks.json")
+    assert doc["settings"]["quick"]
+    page = report_html.render(doc)
+    assert page.count("<table") == page.count(report_md.QUICK_MARK + "</caption>") > 10
+    assert page.count("<svg") == page.count(report_md.QUICK_MARK + "</figcaption>") > 5
+    assert report_md.QUICK_WARNING.split(".")[0] in page
+    md = report_md.render(doc)
+    tables = [i for i, line in enumerate(md.splitlines()) if line.startswith("| ") and not md.splitlines()[i - 1].startswith("|")]
+    assert tables and all(report_md.QUICK_MARK in md.splitlines()[i - 2] for i in tables)
+    doc["settings"]["quick"] = False
+    assert report_md.QUICK_MARK not in report_html.render(doc) + report_md.render(doc)
+
+
+def test_the_report_opens_with_the_overview_chart_and_explains_itself_after_the_figures():
+    from harness.bench import report_html
+    page = report_html.render(results.read(FIX / "results-sample.json"))
+    overview = page.index("<h2>Overview</h2>")
+    assert page.index("<svg", overview) < page.index("<table", overview)
+    assert page.index("How to read it") > page.index("<h2>Per stack</h2>")
