@@ -244,7 +244,7 @@ def check_blocks(root: pathlib.Path) -> list[Problem]:
                 n = text[:m.start()].count("\n") + 1
                 out.append(Problem(rel(root, md), n, "figures",
                                    f"the generated {m['kind']} block differs from what the newest published run gives "
-                                   f"(run `make publish-docs` to regenerate)"))
+                                   f"(`make publish` with no RUN regenerates every block)"))
     return out
 
 
