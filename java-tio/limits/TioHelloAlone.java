@@ -23,8 +23,8 @@ import org.tio.utils.Threads;
 
 /**
  * The least a server on t-io 3.8.6 (tio-core) can do per GET /hello: what no HTTP server on this t-io,
- * configured like the stack, can do better (README, Limits, "/hello against TechEmpower's
- * tio-http-server"). It is the stack's Main without the stack: the same TioServerConfig (t-io's own
+ * configured like the stack, can do better (NOTES.md, "2026-11-26: t-io 3.8.6 itself is the /hello
+ * limit"). It is the stack's Main without the stack: the same TioServerConfig (t-io's own
  * group and worker pools, sized by the TIO_MAX_POOL_SIZE_FOR_GROUP / TIO_MAX_POOL_SIZE_FOR_TIO system
  * properties as run.sh passes them; TIO_PACKET_HANDLER_MODE, QUEUE by default as in run.sh), the same
  * bind (backlog 4096), and a handler that does nothing but:

@@ -16,6 +16,7 @@ import org.tio.server.TioServerConfig;
  * "t-io fails at ab -c 100"). This binds the same way with a real backlog; everything after the
  * accept is t-io's own AcceptCompletionHandler, which reads the channel and node back through the
  * getters overridden here.
+ * Workaround: t-io binds with backlog 0, which the JDK makes 50 (README, Workarounds)
  */
 final class BacklogTioServer extends TioServer {
     private final int backlog;

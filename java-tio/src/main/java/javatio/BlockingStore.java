@@ -5,7 +5,7 @@ import java.util.concurrent.Semaphore;
 
 /**
  * A store whose driver blocks (JDBC, xmemcached's get): each read runs on its own virtual thread, so that
- * waiting for the pool or the answer parks that thread and holds no t-io thread (README, "What blocks").
+ * waiting for the pool or the answer parks that thread and holds no t-io thread (README, "How a request flows").
  */
 abstract class BlockingStore implements Store {
     private final Executor executor;

@@ -76,6 +76,7 @@ final class Conn {
             paused = true;
             gate.pause(); // (no head timer while paused: not the client's fault, we stopped reading)
         }
+        // Workaround: t-io's SendRunnable holds its thread until a write completes (README, Workarounds)
         if (owed == PIPELINING && ctx.sendRunnable.executor != sendExecutor) {
             // From now on this connection's writes run on virtual threads: t-io's SendRunnable waits for
             // each write to complete, and one to a client that does not read never does. Switched this
@@ -113,6 +114,7 @@ final class Conn {
         stopHeadTimer();
     }
 
+    // Workaround: t-io has no head timeout, its heartbeat counts from the last byte (README, Workarounds)
     private void startHeadTimer() {
         long seq = ++headSeq;
         headTimer = timer.schedule(() -> expire(seq), headTimeoutMs, TimeUnit.MILLISECONDS);
@@ -167,6 +169,7 @@ final class Conn {
         return s;
     }
 
+    // Workaround: Tio.send sends in call order, not request order (README, Workarounds)
     synchronized void complete(Object slot, Reply r) {
         ((Slot) slot).reply = r;
         Slot head;

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
  * ignores its capacity). Holding the read back is what makes the kernel's receive window close on a
  * client that does not read its answers. The first read (AcceptCompletionHandler) goes to the real
  * channel; every later one (ReadCompletionHandler.read) comes through here.
+ * Workaround: t-io has no backpressure (README, Workarounds)
  */
 final class Gate extends AsynchronousSocketChannel {
     private final AsynchronousSocketChannel ch;

@@ -9,6 +9,7 @@ import java.util.Locale;
 /**
  * The Date header value, IMF-fixdate, formatted at most once per second.
  * (t-io's own HttpDateTimer uses "EEE, d MMM yyyy" in the JVM's time zone: not IMF-fixdate.)
+ * Workaround: t-io's Date value is not IMF-fixdate (README, Workarounds)
  */
 final class HttpDate {
     private static final DateTimeFormatter IMF = DateTimeFormatter

@@ -81,10 +81,10 @@ final class HttpHandler implements TioServerHandler {
      * contract refuses becomes a Request carrying the refusal's status; it is answered in order, then the
      * connection is closed, and nothing after it is read.
      *
-     * <p>Why not t-io's HttpRequestDecoder (tio-http-common 3.8.6): see README, "What of t-io is used".
-     * In short, its line limits are compile-time constants of 2,048 bytes (a 4 KB cookie closes the
+     * <p>Why not t-io's HttpRequestDecoder (tio-http-common 3.8.6): see README, Workarounds. In short, its line limits are compile-time constants of 2,048 bytes (a 4 KB cookie closes the
      * connection unanswered), and it accepts conflicting Content-Lengths and "Host : x".
      */
+    // Workaround: t-io's HTTP decoder has 2,048-byte line limits and no framing checks (README, Workarounds)
     @Override
     public Packet decode(ByteBuffer buffer, int limit, int position, int readableLength, ChannelContext ctx) {
         Conn c = Conn.of(ctx);

@@ -9,6 +9,7 @@ import org.tio.core.intf.Packet;
  * One response. The status line and the constant headers are prebuilt per kind; Content-Length,
  * Date and Connection are added when t-io encodes the packet. HEAD gets the same headers, no body.
  */
+// Workaround: t-io's HTTP encoder always writes "Server: t-io" (README, Workarounds)
 final class Reply extends Packet {
     private static final long serialVersionUID = 1L;
 
