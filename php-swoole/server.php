@@ -55,6 +55,7 @@ foreach (['HOST', 'PORT', 'BACKEND_TIMEOUT_MS', 'HEAD_TIMEOUT_MS', 'IDLE_TIMEOUT
 }
 define('TIMEOUT_MS', (int) $config['BACKEND_TIMEOUT_MS']);
 define('TIMEOUT', TIMEOUT_MS / 1000);
+// Workaround: Swoole's timers may fire up to 2 ms early (README, Workarounds)
 // How early Swoole's timers may fire: a timeout is cut to whole milliseconds and counted on a
 // millisecond clock (src/wrapper/timer.cc, src/core/timer.cc).
 const TIMER_SLACK = 0.002;
@@ -82,6 +83,7 @@ define('IDLE_TIMEOUT', ((int) $config['IDLE_TIMEOUT_MS']) / 1000);
 define('POOL_SIZE', (int) $config['SWOOLE_POOL_SIZE']);
 // How often App::sweep() looks at the connections: an eighth of the shorter limit, at most 500 ms.
 define('SWEEP_MS', (int) max(20, min(500, min(HEAD_TIMEOUT, IDLE_TIMEOUT) * 1000 / 8)));
+// Workaround: mysqlnd's timeouts count whole seconds (README, Workarounds)
 // mysqlnd only knows whole seconds: a backstop; the request's deadline is App::fetch()'s.
 ini_set('mysqlnd.net_read_timeout', (string) max(1, (int) ceil(TIMEOUT)));
 
@@ -91,6 +93,7 @@ final class Unavailable extends RuntimeException {}
 /** The backend answered, with an error that is not about its availability (a Redis error reply, a SQL error): a 500. */
 final class BackendError extends RuntimeException {}
 
+// Workaround: ConnectionPool::put(null) reconnects in the caller; idle connections cannot be dropped (README, Workarounds)
 /**
  * What this stack adds to Swoole's ConnectionPool (get(), put(), fill() and the constructors are
  * Swoole's). ConnectionPool::put(null), its way to give back a broken connection, opens the
@@ -144,6 +147,7 @@ function mysql_unavailable(PDOException $e): bool
     return is_int($code) && (($code >= 2000 && $code < 3000) || in_array($code, [1040, 1053, 1927], true));
 }
 
+// Workaround: phpredis returns false for ERR and WRONGTYPE replies, as for a miss (README, Workarounds)
 /**
  * One Redis GET, its reply awaited at most $left seconds. phpredis returns false for a missing
  * key and also for some error replies (ERR, WRONGTYPE), and throws RedisException for a
@@ -189,6 +193,7 @@ function redis_failure(Redis $r, ?RedisException $e): RuntimeException
     return new BackendError("redis replied: $error", 0, $e);
 }
 
+// Workaround: no maintained PHP memcached client yields to Swoole (README, Workarounds)
 /**
  * memcached's text protocol over Swoole's coroutine TCP client: one `get`, the reply read until
  * it is complete. No maintained memcached client for PHP yields to Swoole: php-memcached is
@@ -261,7 +266,7 @@ final class MemcacheConnection
 function parse_id(string $query): ?int
 {
     // The common query, `id=N` and nothing else: no split, no decoding, no regular expression
-    // (measured: the long way below costs ~2 µs of CPU per request, README "Limits").
+    // (measured: the long way below costs ~2 µs of CPU per request, NOTES.md).
     $digits = strlen($query) - 3;
     if ($digits >= 1 && $digits <= 9 && str_starts_with($query, 'id=') && $query[3] !== '0'
             && strspn($query, '0123456789', 3) === $digits) {
@@ -355,6 +360,7 @@ final class App
             ->withHost($c['REDIS_HOST'])
             ->withPort((int) $c['REDIS_PORT'])
             ->withTimeout(TIMEOUT)
+            // Workaround: RedisPool's withReadTimeout() is a TypeError under strict types (README, Workarounds)
             // Not withReadTimeout(): RedisPool passes it as connect()'s 4th argument, the
             // persistent id, when no retry interval is set (a TypeError under strict types).
             ->withOption(Redis::OPT_READ_TIMEOUT, TIMEOUT), POOL_SIZE);
@@ -404,6 +410,7 @@ final class App
     private function fetch(string $path, int $id): ?string
     {
         if ($path !== '/mysql') {
+            // Workaround: MySQL's deadline is a timer that cancels the coroutine (README, Workarounds)
             return $this->read($path, $id, microtime(true) + TIMEOUT);
         }
         $cid = Coroutine::getCid();
@@ -459,6 +466,7 @@ final class App
         if ($conn === false) {
             throw new Unavailable('no free connection');
         }
+        // Workaround: a timeout of 0 is none to Swoole's sockets (README, Workarounds)
         // A timeout of 0 or less would be none at all to Swoole's sockets (socket.cc, TimerController).
         $left = $deadline === null ? INF : $deadline - microtime(true);
         if ($left <= 0) {
@@ -500,6 +508,7 @@ final class App
      */
     private function select(object $proxy, int $id): ?string
     {
+        // Workaround: PDOProxy retries on a timeout and needs mb_strpos() (README, Workarounds)
         $pdo = $proxy->__getObject();
         try {
             $stmt = $this->statements[$pdo] ??= $pdo->prepare('SELECT id, message FROM greeting WHERE id = ?');
@@ -556,12 +565,14 @@ final class App
     {
         $fd = $req->fd;
         $turn = $this->received[$fd] ?? 0;
+        // Workaround: max_coroutine is no bound: requests in flight per worker are (README, Workarounds)
         if ($turn !== 0 && $this->inflightWorker >= self::MAX_INFLIGHT_WORKER) {
             $res->close();
             return;
         }
         $this->received[$fd] = $turn + 1;
         $this->inflightWorker++;
+        // Workaround: Swoole lifts a pause when the output drains: paused again here (README, Workarounds)
         // $turn + 1 bounds the connection's requests in flight: the exact count only when it may matter.
         if ($turn + 1 >= self::MAX_INFLIGHT && $this->inflight($fd) >= self::MAX_INFLIGHT) {
             $this->throttle($fd);
@@ -607,6 +618,7 @@ final class App
         }
     }
 
+    // Workaround: Swoole has no limit on the request line or head below 64 KiB (README, Workarounds)
     /**
      * 414 or 431 for a request line or head over the contract's limits, from the raw request
      * Swoole hands over (Request::getData(): the head as received, then the body); else 0.
@@ -641,6 +653,7 @@ final class App
                 [$status, $type, $body] = [500, TEXT, ERRORS[500]];
             }
         }
+        // Workaround: Swoole drops the bytes after a request body (README, Workarounds)
         // After a refusal, and after any request that had a body, the connection is closed: Swoole
         // drops whatever it had received beyond a body (src/server/port.cc, "discard the redundant
         // data"), so a request pipelined behind one would never be answered (README).
@@ -658,6 +671,7 @@ final class App
         if ($status !== 200) { // a Response is a 200 unless told otherwise
             $res->status($status);
         }
+        // Workaround: Swoole's default Server and Content-Type headers (README, Workarounds)
         // Replaces Swoole's own `Server: swoole-http-server` and default text/html Content-Type;
         // Swoole adds Date, Connection and (from end()) Content-Length.
         $res->header('Server', 'php-swoole');
@@ -669,6 +683,7 @@ final class App
             $res->header('Connection', 'close');
         }
         if ($req->server['request_method'] === 'HEAD') {
+            // Workaround: Swoole sends a HEAD response's body (README, Workarounds)
             // Swoole would send the body of a HEAD response: send the headers, with GET's length.
             $res->header('Content-Length', (string) strlen($body));
             $res->end();
@@ -683,6 +698,7 @@ final class App
 
     // ---- back-pressure: stop reading from a client whose answers back up
 
+    // Workaround: Server::pause() inside the read callback re-dispatches a request (README, Workarounds)
     /**
      * Stops reading from the connection at the end of this turn of the event loop: Server::pause()
      * inside the reactor's read callback would leave the requests parsed after this one half
@@ -735,6 +751,7 @@ final class App
 
     // ---- head and idle timeouts (README, "Protocol hygiene")
 
+    // Workaround: Swoole has no head timeout; its heartbeat misses connections in SWOOLE_BASE (README, Workarounds)
     /**
      * Runs every SWEEP_MS in each worker, over this worker's connections, with what Swoole knows
      * of each (getClientInfo()).
@@ -787,6 +804,7 @@ final class App
     }
 }
 
+// Workaround: Swoole warns about each curl hook without ext-curl (README, Workarounds)
 // Every blocking function of PHP yields the coroutine instead (curl's hooks only when ext-curl
 // is there: Swoole warns about each missing curl function otherwise).
 $hooks = SWOOLE_HOOK_ALL;
@@ -794,6 +812,7 @@ if (!extension_loaded('curl')) {
     $hooks &= ~(SWOOLE_HOOK_CURL | SWOOLE_HOOK_NATIVE_CURL);
 }
 
+// Workaround: swoole_cpu_num() counts every online CPU, not the affinity mask (README, Workarounds)
 /** The CPUs this process may run on (its affinity mask, as `taskset` sets it), else all of them. */
 function usable_cpus(): int
 {
