@@ -26,6 +26,7 @@ rm -f "$run_dir/php-fpm.sock" "$run_dir/php-fpm-deadline.sock"
 # ~3,300 internal functions.
 max_children="${FPM_MAX_CHILDREN:-24}"
 [[ "$max_children" =~ ^[1-9][0-9]*$ ]] || { echo "php-fpm: FPM_MAX_CHILDREN must be a positive integer" >&2; exit 2; }
+# Workaround: PHP 8.2 sets up a run-time cache per request when a JIT buffer exists (README, Workarounds)
 jit="${FPM_JIT:-off}"
 case "$jit" in
     off) jit_buffer=0 ;;
@@ -97,6 +98,7 @@ if [[ "$(id -u)" == 0 ]]; then
     chgrp "$group" "$run_dir/settings.php" && chmod 640 "$run_dir/settings.php"
 fi
 
+# Workaround: the PHP-FPM master leaves our process group, so we stop it ourselves (README, Workarounds)
 fpm_pid="" nginx_pid=""
 stop() {
     trap - TERM INT

@@ -9,6 +9,7 @@
 declare(strict_types=1);
 
 // Class constants, not global `const`s: preloading keeps classes and functions, not constants.
+// Workaround: preloading keeps no global constants (README, Workarounds)
 final class C
 {
     public const TEXT = 'text/plain; charset=utf-8';
@@ -37,6 +38,7 @@ function respond(int $status, string $type, string $body, bool $allow = false): 
     http_response_code($status);
     // nginx passes a FastCGI Server header through (fastcgi_hide_header does not list it) and then
     // adds none of its own; Date and Connection are nginx's.
+    // Workaround: no headers-more in nginx-light, so Server comes from PHP (README, Workarounds)
     header('Server: php-fpm');
     header('Content-Type: ' . $type);
     // An explicit length: nginx then forwards the body as is instead of chunking it.
@@ -108,6 +110,7 @@ function fetch_redis(int $id): ?string
         // redis_error_throw in library.c).
         throw redis_failure($redis, $e);
     }
+    // Workaround: phpredis returns false for ERR/WRONGTYPE replies (README, Workarounds)
     if ($value === false && $redis->getLastError() !== null) {
         // An error reply phpredis does not throw for (ERR, WRONGTYPE): false, like a miss.
         throw redis_failure($redis, null);
@@ -127,6 +130,7 @@ function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
     try {
         $error = $redis->getLastError() ?? '';
     } catch (RedisException) {
+        // Workaround: phpredis getLastError() throws on a lost connection (README, Workarounds)
         $error = ''; // phpredis throws here too when the connection is gone: no reply came
     }
     if (preg_match('/\A([A-Z][A-Z0-9_]*)(?: |\z)/', $error, $kind) !== 1
@@ -144,6 +148,7 @@ function redis_failure(Redis $redis, ?RedisException $e): RuntimeException
 function fetch_mysql(int $id, float $startedAt): ?string
 {
     $left = Settings::TIMEOUT_S - (microtime(true) - $startedAt);
+    // Workaround: a /mysql nginx already answered 503 is not run (README, Workarounds)
     if ($left <= 0) {
         throw new Unavailable('answered 503 by nginx while queued for a worker; not run');
     }
@@ -170,6 +175,7 @@ function fetch_mysql(int $id, float $startedAt): ?string
         // metadata lock, say) when the time left runs out is aborted by the server (1969), and the
         // connection stays usable. mysqlnd's read timeout, whole seconds, would instead give up on
         // the connection and leave the statement running in MariaDB on a socket it never closes.
+        // Workaround: mysqlnd read timeout leaves the statement running (README, Workarounds)
         $stmt = $pdo->prepare(sprintf('SET STATEMENT max_statement_time=%.3F FOR ', max(0.001, $left))
             . 'SELECT id, message FROM greeting WHERE id = ?');
         $stmt->bindValue(1, $id, PDO::PARAM_INT);
@@ -214,6 +220,7 @@ function fetch_memcache(int $id): ?string
         $mc->addServer(Settings::MEMCACHE_HOST, Settings::MEMCACHE_PORT);
     }
     $value = $mc->get("greeting:$id");
+    // Workaround: a dead persistent memcached connection, retried once (README, Workarounds)
     if ($value === false && $mc->getResultCode() === Memcached::RES_CONNECTION_FAILURE) {
         // The persistent connection was closed by the other end (memcached restarted since this
         // worker last used it): the request never reached a server. Once more, on a new
@@ -223,6 +230,7 @@ function fetch_memcache(int $id): ?string
     if ($value === false) {
         $code = $mc->getResultCode();
         $message = $mc->getResultMessage();
+        // Workaround: php-memcached reports SERVER_ERROR as NOT FOUND (README, Workarounds)
         if ($code === Memcached::RES_NOTFOUND) {
             // php-memcached reports a get that memcached answered with an error line
             // (`SERVER_ERROR ...`) as NOT FOUND as well; libmemcached's last error, which every
