@@ -2,7 +2,8 @@
 // the statement once per connection and caches it). mysql2's callback API, wrapped in one Promise
 // per read: its promise API (mysql2/promise) wraps every pooled connection in a new object per
 // checkout and, by default (`trace`), captures a stack trace on every call: 10 % of the worker's
-// CPU time on /mysql (README, Limits).
+// CPU time on /mysql (NOTES.md, 2026-11-26).
+// Workaround: mysql2/promise captures a stack per call; callback API used (README, Workarounds)
 import mysql from 'mysql2';
 import { Unavailable } from './unavailable.js';
 
@@ -47,6 +48,7 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
       pool.getConnection((connErr, conn) => {
         // Refused, connect timeout, queue full.
         if (connErr) return reject(new Unavailable('mysql', connErr));
+        // Workaround: mysql2's pool has no acquire timeout (README, Workarounds)
         const left = deadline - Date.now();
         if (left <= 0) {
           conn.release();
@@ -58,6 +60,7 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
         // connection stayed busy, out of the pool, until MariaDB thawed. At the deadline the
         // connection is destroyed: it leaves the pool at once and the pool opens a new one when
         // needed (the caller answers 503 on its own timer at the same deadline).
+        // Workaround: mysql2's statement timeout does not cover the Prepare (README, Workarounds)
         let abandoned = false;
         const timer = setTimeout(() => {
           abandoned = true;

@@ -1,6 +1,6 @@
 // Protocol hygiene (CONTRACT.md): the node:http settings that bound what a client may send, and
 // the answer to a request that Node's parser (llhttp) refuses. README.md, "Protocol hygiene",
-// says what each setting does and what was observed.
+// says what each setting does; NOTES.md what was observed.
 import { refusal } from './respond.js';
 
 // The contract's limit on a request line (`METHOD SP target SP HTTP/1.1`): longer is 414.
@@ -52,6 +52,7 @@ const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // on a connection. Node's default writes a bare status line and destroys the socket at once; here
 // the refusal carries the contract's headers and body, comes after the answers to requests
 // pipelined before it, and the connection is closed gracefully.
+// Workaround: Node's own refusal is bare and drops owed answers (README, Workarounds)
 export function onClientError(err, socket) {
   // An errored parser reports every later chunk of the connection again: answer only once.
   if (socket[kRefused]) return;
@@ -66,6 +67,7 @@ export function onClientError(err, socket) {
 
 function refusalStatus(err, socket) {
   switch (err.code) {
+    // Workaround: no request-line limit in Node; 414 told from 431 here (README, Workarounds)
     case 'HPE_HEADER_OVERFLOW':
       return requestLineTooLong(err.rawPacket) ? 414 : 431;
     case 'ERR_HTTP_REQUEST_TIMEOUT':

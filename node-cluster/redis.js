@@ -13,12 +13,13 @@ export function createRedis({ host, port, timeoutMs, autoPipelining }) {
     connectTimeout: timeoutMs,
     // No commandTimeout: the request's own deadline (`greeting` in worker.js) answers 503 at
     // BACKEND_TIMEOUT_MS, and ioredis's per-command timer took about 3 % of the worker's CPU on
-    // /redis (it `delete`s the timer property of every command; README, Limits). A command whose
+    // /redis (it `delete`s the timer property of every command; NOTES.md, 2026-11-26). A command whose
     // request has been answered stays in ioredis's FIFO reply queue until its reply lands on it
     // (replies never shift onto other commands) or until socketTimeout resets the connection:
     // a connection that has commands waiting and receives nothing for this long is destroyed,
     // every command on it fails (503) and ioredis reconnects. This bounds the reply queue of a
     // frozen Redis to one timeout's worth of commands.
+    // Workaround: no commandTimeout, whose per-command timer costs CPU (README, Workarounds)
     socketTimeout: timeoutMs,
     // While disconnected, fail at once (503) instead of queueing requests for later.
     enableOfflineQueue: false,
@@ -34,6 +35,7 @@ export function createRedis({ host, port, timeoutMs, autoPipelining }) {
 
   // Without a listener ioredis logs every failed reconnect attempt; say it once per outage.
   let healthy = true;
+  // Workaround: ioredis logs every failed reconnect attempt (README, Workarounds)
   client.on('error', (err) => {
     if (healthy) console.error(`redis: ${err.message}; reconnecting`);
     healthy = false;

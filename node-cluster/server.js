@@ -67,8 +67,9 @@ function runPrimary() {
   // accepts and hands each connection to a worker over IPC, one at a time, waiting for the
   // worker's reply, and a busy worker replies once per event-loop turn: 1024 connections opened at
   // once reached the worker at about 50 a second, and half of them were still waiting in the
-  // primary 7 s into a 10 s run (README, Tuning). NODE_CLUSTER_SCHED_POLICY, Node's own switch,
+  // primary 7 s into a 10 s run (NOTES.md, 2026-11-23). NODE_CLUSTER_SCHED_POLICY, Node's own switch,
   // still overrides this.
+  // Workaround: Node's round-robin hand-off starves a burst of connections (README, Workarounds)
   if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
   console.log(`node-cluster: primary ${process.pid} starting ${config.workers} workers ` +
     `(scheduling: ${cluster.schedulingPolicy === cluster.SCHED_NONE ? 'none' : 'rr'})`);

@@ -60,7 +60,7 @@ export function runWorker(config) {
   // `deadline` (a Date.now() value) tells the read when its answer stops being wanted, so that it
   // can give back what it holds (mysql.js); the drivers' own timeouts end the work behind it.
   // Written with one timer and one `then` rather than withDeadline and async functions: each
-  // promise layer costs CPU on every data request (README, Limits).
+  // promise layer costs CPU on every data request (NOTES.md, 2026-11-26).
   const greeting = (backend) => (res, query) => {
     const id = parseId(query);
     if (id === null) return error(res, 400);
@@ -97,6 +97,7 @@ export function runWorker(config) {
   // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
   function onRequest(req, res) {
     if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
+    // Workaround: Node has no request-line limit; the 414 is given here (README, Workarounds)
     if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
     try {
       const q = req.url.indexOf('?');
