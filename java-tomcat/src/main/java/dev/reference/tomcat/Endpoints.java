@@ -81,6 +81,7 @@ class Endpoints {
                 Replies.send(response, 200, Replies.TEXT, SLEPT);
             }
             case SERVLET_ASYNC -> {
+                // Workaround: plain Servlet async, Spring MVC's would dispatch twice (README, Workarounds)
                 response.setStatus(200);
                 response.setContentType(Replies.TEXT);
                 AsyncContext async = request.startAsync();
