@@ -29,6 +29,7 @@ final class ContentTypeValve extends ValveBase {
     public void invoke(Request request, Response response) throws IOException, ServletException {
         getNext().invoke(request, response);
         org.apache.coyote.Response coyote = response.getCoyoteResponse();
+        // Workaround: Tomcat respells the contract's Content-Type (README, Workarounds)
         if (!coyote.isCommitted() && TOMCAT_SPELLING.equals(coyote.getContentType())) {
             coyote.setCharsetHolder(CharsetHolder.EMPTY);
             coyote.setContentTypeNoCharset(Replies.TEXT);

@@ -51,10 +51,12 @@ public class ContractTimeoutsProtocol extends Http11NioProtocol {
         @Override
         public SocketState service(SocketWrapperBase<?> socketWrapper) throws IOException {
             // Every request is read through here before anything is written for it.
+            // Workaround: keepAliveTimeout as the write timeout, not connectionTimeout (README, Workarounds)
             socketWrapper.setWriteTimeout(protocol.getKeepAliveTimeout());
             SocketState state = super.service(socketWrapper);
             int headTimeout = protocol.getConnectionTimeout();
             long started = request.getStartTimeNanos(); // -1 (Tomcat's "not started") until a first byte
+            // Workaround: connectionTimeout bounds the whole head from its first byte (README, Workarounds)
             if (state == SocketState.LONG && !isAsync() && !isUpgrade() && headTimeout > 0 && started != -1) {
                 // Waiting for the rest of a head whose first byte came at the request's start time.
                 long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);

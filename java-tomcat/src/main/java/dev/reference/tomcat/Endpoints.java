@@ -29,7 +29,7 @@ class Endpoints {
 
     private static final byte[] HELLO = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SLEPT = "Slept 10 ms".getBytes(StandardCharsets.US_ASCII);
-    /** Runs a task 10 ms later on the JDK's one delay-scheduler thread (no pool: the task only writes bytes). */
+    /** Runs a Runnable 10 ms later on the JDK's one delay-scheduler thread (no pool: the task only writes bytes). */
     private static final Executor AFTER_10_MS = CompletableFuture.delayedExecutor(10, TimeUnit.MILLISECONDS, Runnable::run);
     /** One timer thread for servlet-async: its tasks only write 11 bytes and complete the request. */
     private static final SleepTimer TIMER = new SleepTimer("sleep-timer", 10, TimeUnit.MILLISECONDS);
@@ -81,6 +81,7 @@ class Endpoints {
                 Replies.send(response, 200, Replies.TEXT, SLEPT);
             }
             case SERVLET_ASYNC -> {
+                // Workaround: plain Servlet async, Spring MVC's would dispatch twice (README, Workarounds)
                 response.setStatus(200);
                 response.setContentType(Replies.TEXT);
                 AsyncContext async = request.startAsync();

@@ -50,6 +50,7 @@ class MemcacheGreetings {
         // waiting on a connection): an error reply to a merged get fails only its first key's
         // caller, the others wait out the op timeout and become 503s (make verify's "backend
         // error: memcached SERVER_ERROR" case found it).
+        // Workaround: xmemcached's merged gets (README, Workarounds)
         this.client.setOptimizeGet(false);
     }
 

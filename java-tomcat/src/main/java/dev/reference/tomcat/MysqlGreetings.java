@@ -112,6 +112,7 @@ class MysqlGreetings {
      */
     private Connection borrow(Deadline deadline) throws SQLException {
         int left = deadline.remainingMillis(); // a spent budget is a 503 here, before any borrow
+        // Workaround: Hikari's borrow within what is left of the budget (README, Workarounds)
         if (dataSource.getHikariPoolMXBean() instanceof HikariPool pool) {
             return pool.getConnection(left);
         }

@@ -107,6 +107,7 @@ class RedisGreetings {
     }
 
     private byte[] get(int id, Deadline deadline) {
+        // Workaround: SO_TIMEOUT set per GET through the pre-process hook (README, Workarounds)
         CommandObject<byte[]> get = COMMANDS.get(("greeting:" + id).getBytes(StandardCharsets.US_ASCII))
                 .withPreProcessHook(connection -> connection.setSoTimeout(deadline.remainingMillis()));
         try {

@@ -55,6 +55,7 @@ public class RefusalReportValve extends ErrorReportValve {
         if (!ioAllowed.get()) {
             return;
         }
+        // Workaround: 414/431 where Tomcat answers an oversized head 400 (README, Workarounds)
         if (status == 400 && throwable instanceof IllegalArgumentException && HEAD_TOO_LARGE.equals(throwable.getMessage())) {
             status = requestLineLength(request) > maxHeadSize(request) ? 414 : 431;
         }

@@ -23,6 +23,7 @@ final class Replies {
      * (never chunked); for HEAD it does the same and then drops the body.
      */
     static void send(HttpServletResponse response, int status, String contentType, byte[] body) throws IOException {
+        // Workaround: no Content-Length, or Tomcat 11 commits before ContentTypeValve runs (README, Workarounds)
         response.setStatus(status);
         response.setContentType(contentType);
         response.getOutputStream().write(body);

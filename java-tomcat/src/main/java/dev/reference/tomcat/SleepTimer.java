@@ -11,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Why not a {@code ScheduledThreadPoolExecutor}: at 10,000 /sleep requests a second its thread
  * parks until the next deadline, 100 µs away, and is woken for nearly every task; on a one-core
  * server each of those wake-ups is a context switch away from the thread serving requests (the
- * profile in README.md, Tuning, {@code contract.sleep}). Here a task may run up to a tick after its
+ * profile in NOTES.md, SleepTimer). Here a task may run up to a tick after its
  * deadline, never before it. Every task has the same delay, so the order of adding is the order of
  * deadlines and a lock-free FIFO replaces the executor's locked heap.
  */

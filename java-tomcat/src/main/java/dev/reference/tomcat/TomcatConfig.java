@@ -27,11 +27,13 @@ class TomcatConfig {
             // TRACE is refused by the connector by default, before routing, with a bare 405 and
             // Tomcat's own Allow list. Let it through to Spring MVC (spring.mvc.dispatch-trace-request)
             // so it gets the contract's routing: 404 on unknown paths, 405 with Allow: GET, HEAD.
+            // Workaround: TRACE let through to Spring MVC's routing (README, Workarounds)
             factory.addConnectorCustomizers(connector -> connector.setAllowTrace(true));
             // The NIO connector's cache of closed connections' channels (NioChannel: the socket and
             // its 8 KiB read and 8 KiB write buffers), which Boot has no property for. Tomcat's
             // default (-2) sizes it from the heap and disables it below a 2 GiB maximum, so every new
             // connection allocates its buffers anew (README, Tuning, Tomcat's channel cache).
+            // Workaround: socket.bufferPool, which Boot has no property for (README, Workarounds)
             factory.addConnectorCustomizers(connector -> {
                 if (!connector.setProperty("socket.bufferPool", Integer.toString(bufferPool))) {
                     throw new IllegalStateException("the connector refused socket.bufferPool=" + bufferPool);
@@ -42,6 +44,7 @@ class TomcatConfig {
             // instead of the stock HTML page. Spring Boot adds a stock ErrorReportValve to the Host
             // (server.error.include-stacktrace=never); it is replaced, and the Host is told the class
             // so that it does not add another one when it starts.
+            // Workaround: the Host's error report valve replaced by RefusalReportValve (README, Workarounds)
             factory.addContextCustomizers(context -> {
                 Container host = context.getParent();
                 Pipeline pipeline = host.getPipeline();

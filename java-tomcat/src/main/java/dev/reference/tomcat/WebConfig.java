@@ -23,6 +23,7 @@ class WebConfig implements WebMvcConfigurer {
      */
     @Override
     public void configureContentNegotiation(ContentNegotiationConfigurer configurer) {
+        // Workaround: Accept ignored, a Greeting is always JSON (README, Workarounds)
         configurer.ignoreAcceptHeader(true).defaultContentType(MediaType.APPLICATION_JSON);
     }
 
@@ -33,6 +34,7 @@ class WebConfig implements WebMvcConfigurer {
      */
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
+        // Workaround: OPTIONS on a known path is a 405, not Spring's own answer (README, Workarounds)
         registry.addInterceptor(new HandlerInterceptor() {
             @Override
             public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
