@@ -52,8 +52,23 @@ def stack_block(readme: pathlib.Path, run: published.Run | None, stack: str) -> 
     if not entry.get("endpoints"):
         return (caption(readme, run) + "\n\n"
                 + f"_Not benchmarked in this run: {entry.get('status', '?')}: {entry.get('reason') or ''}_".rstrip())
-    return "\n".join([caption(readme, run), "",
-                      report_md.table(report_md.stack_header(doc), report_md.stack_rows(doc, entry))])
+    header, rows = stack_table(doc, entry)
+    return "\n".join([caption(readme, run), "", report_md.table(header, rows)])
+
+
+def stack_table(doc: dict, entry: dict) -> tuple[list[str], list[list[str]]]:
+    """The report's per-stack row, narrowed to the columns a README has room for (the report has them all)."""
+    full = report_md.measured_header(doc)
+    opens = [h for h in full if h.startswith("open ")]
+    keep = ["req/s (median)", "at conns", "of bound", "closed p99 ms", *opens[-1:], "CPU µs/req", "peak RSS MiB",
+            "errors", "flags"]
+    rows = []
+    for e in report_md.endpoints(doc):
+        cells = report_md.measured_cells(doc, entry, e)
+        if cells:
+            by_name = dict(zip(full, cells))
+            rows.append([f"/{e}", *(by_name[k] for k in keep)])
+    return ["endpoint", *keep], rows
 
 
 def index_block(readme: pathlib.Path, runs: list[published.Run]) -> str:
