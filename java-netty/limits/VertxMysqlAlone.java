@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * flight, each taking a connection, running the prepared SELECT for a random id 1..10000, taking
  * the message's bytes and starting the next. What it prints, queries per second and CPU µs per
  * query of this whole JVM, is what the client costs: no HTTP server using it can do better on the
- * same CPU (README, Limits). Run it as the README says (pinned like the benchmark pins the stack).
+ * same CPU (NOTES.md, the /mysql note). Run it as that note says (pinned like the benchmark pins the stack).
  */
 public class VertxMysqlAlone {
     public static void main(String[] args) throws Exception {

@@ -20,6 +20,7 @@ final class Failures {
     static boolean unavailable(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandExecutionException) return redisBusy(t.getMessage()); // an error reply
+            // Workaround: DatabaseException is a VertxException too, so it is tested first (README, Workarounds)
             if (t instanceof DatabaseException) return false; // MariaDB answered with an error (a VertxException too)
             if (t instanceof IOException || t instanceof TimeoutException) return true; // refused, reset, closed
             if (t instanceof RedisException) return true; // not connected, queue full, command timeout

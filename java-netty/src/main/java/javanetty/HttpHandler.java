@@ -172,6 +172,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             refuse(result.cause());
             return;
         }
+        // Workaround: Netty accepts any HTTP/d.d version; this is HTTP/1.x only (README, Workarounds)
         if (req.protocolVersion().majorVersion() != 1) { // Netty accepts any HTTP/d.d; this is HTTP/1.x only
             answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
             return;

@@ -43,6 +43,7 @@ final class Memcache implements Backend {
     private static final byte[] KEY_PREFIX = "greeting:".getBytes(StandardCharsets.US_ASCII);
     private static final int SWEEP_MS = 100;
     /** The binary protocol's busy statuses, "Busy" and "Temporary failure" (Netty names neither). */
+    // Workaround: the busy statuses by number, as Netty names neither (README, Workarounds)
     private static final short STATUS_BUSY = 0x0085;
     private static final short STATUS_TEMPORARY_FAILURE = 0x0086;
     /** The largest value taken in: memcached's default item size limit (-I, 1 MiB). */

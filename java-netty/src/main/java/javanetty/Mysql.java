@@ -121,6 +121,7 @@ final class Mysql implements Backend {
                 connection.close(); // back to the pool, no query sent
                 return;
             }
+            // Workaround: no query timeout in the Vert.x SQL client; the deadline closes the socket (README, Workarounds)
             AtomicBoolean settled = new AtomicBoolean();
             long timer = vertx.setTimer(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)), t -> {
                 if (settled.compareAndSet(false, true)) closeSocket(connection);
@@ -148,7 +149,7 @@ final class Mysql implements Backend {
      * ({@code SqlConnectionInternal.unwrap()}: the pooled connection, then the socket connection),
      * the way Vert.x's own PostgreSQL client reaches its socket to cancel a query. A Vert.x upgrade
      * that changes them makes this cast throw (Vert.x logs it from the timer; the 503 is unaffected)
-     * and connections stay busy until MariaDB replies again: README, Limits, has the check by hand.
+     * and connections stay busy until MariaDB replies again: NOTES.md has the check by hand.
      */
     private static void closeSocket(SqlConnection connection) {
         Connection pooled = ((SqlConnectionInternal) connection).unwrap();

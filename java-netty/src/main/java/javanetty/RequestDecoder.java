@@ -116,6 +116,7 @@ final class RequestDecoder extends HttpRequestDecoder {
         }
         int emitted = out.size();
         super.decode(ctx, in, out);
+        // Workaround: the head's size counted in bytes on the wire, CRLFs included (README, Workarounds)
         if (inHead) {
             headBytes += in.readerIndex() - before;
         }
@@ -129,6 +130,7 @@ final class RequestDecoder extends HttpRequestDecoder {
                         req.setDecoderResult(DecoderResult.failure(new TooLongHttpHeaderException(
                                 "request head of " + headBytes + " bytes, over " + MAX_HEAD)));
                     } else if (contentLengthFields > 1) {
+                        // Workaround: a second Content-Length in HTTP/1.0 is a 400 (README, Workarounds)
                         // HTTP/1.1 never gets here (Netty rejects it); HTTP/1.0 would be framed by the first one.
                         req.setDecoderResult(DecoderResult.failure(DUPLICATE_CONTENT_LENGTH));
                     }
@@ -166,10 +168,12 @@ final class RequestDecoder extends HttpRequestDecoder {
     public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
         super.channelRead(ctx, msg); // cumulates and decodes
         if (paused) {
+            // Workaround: an io_uring read in flight completes after setAutoRead(false) (README, Workarounds)
             if (actualReadableBytes() > MAX_PAUSED_BYTES) {
                 ctx.close();
             }
         } else if ((inHead || inBody) && !timed && !failed) {
+            // Workaround: the head timeout, which Netty's codec has no setting for (README, Workarounds)
             // This read left a request incomplete: from now on it has HEAD_TIMEOUT_MS to complete.
             timed = true;
             startNanos = System.nanoTime();
@@ -182,6 +186,7 @@ final class RequestDecoder extends HttpRequestDecoder {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
         if (paused) {
+            // Workaround: no read requested while paused (README, Workarounds)
             // Not super: ByteToMessageDecoder asks for one more read when autoRead is off and
             // nothing was decoded, and the cumulation would grow while the client does not read.
             discardSomeReadBytes();
@@ -244,6 +249,7 @@ final class RequestDecoder extends HttpRequestDecoder {
         }
         paused = false;
         if (actualReadableBytes() > 0) {
+            // Workaround: an io_uring read in flight completes after setAutoRead(false) (README, Workarounds)
             try {
                 // Decode what is already cumulated first (the client may have sent it all and be
                 // waiting). Only if that does not pause again is autoRead turned back on: io_uring
