@@ -191,6 +191,7 @@ final class HeadGuard implements IoFilter {
         }
         if (te && contentLength >= 0) return 400; // RFC 9112 §6.3: a request smuggling shape
         h.body = te || contentLength > 0;
+        // Workaround: Voovan keeps an HTTP/1.1 connection open after "Connection: close" (README, Workarounds)
         h.closes = h.body || (h.http11 ? close : !keepAlive);
         if (contentType && !h.get) h.rewrite = true; // Voovan would try to read a body (multipart: wait for one)
         return PASS;
