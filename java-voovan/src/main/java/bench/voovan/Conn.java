@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * One connection's state: its answer order, the input Voovan has not been given yet, the output the
  * socket has not taken yet, and its time limits (README, "Protocol hygiene").
  *
- * Why this exists (each point is a Voovan 4.3.8 behaviour, README "Voovan behaviours worked around"):
+ * Why this exists (each point is a Voovan 4.3.8 behaviour, README, Workarounds):
  * - Voovan writes a connection's answers with a busy loop on its IO thread until the socket has taken
  *   them all or SendTimeout has passed, then closes (SocketSelector.tcpWriteToChannel): it never stops
  *   reading from a client that does not read its answers. Here every answer is written without blocking;
@@ -42,7 +42,7 @@ final class Conn {
     private static final int BATCH = 16384;
 
     /** After a connection's last answer: read and drop what the client still sends for at most this long
-     * before closing (README, Tuning). */
+     * before closing (README, Protocol hygiene). */
     static final int LINGER_MS = 2000;
 
     static long headTimeoutNanos;

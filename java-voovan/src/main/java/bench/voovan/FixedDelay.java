@@ -8,8 +8,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * Every task of one instance has the same delay, so the order of adding is the order of running: a
  * FIFO queue replaces the heap of a ScheduledThreadPoolExecutor (no lock, no O(log n) insertion and no
- * cancellation per request). Used for the 10 ms of /sleep and for the BACKEND_TIMEOUT_MS deadline
- * of every backend request (a deadline whose request already finished is a no-op).
+ * cancellation per request). Used for the 10 ms of /sleep.
  */
 final class FixedDelay {
     private final long delayNanos;

@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
 /**
  * The first IoFilter of every connection, in front of Voovan's HTTP decoder (WebServerFilter), which
  * parses straight from the connection's read buffer. It hands Voovan only a request head that is
- * complete, within the contract's sizes and well-framed, and never a body (README, "Protocol hygiene"),
+ * complete, within the contract's sizes and well-framed, and never a body (README, "Protocol hygiene", "Workarounds"),
  * because Voovan's parser (HttpParser, 4.3.8):
  * - waits for missing bytes of a head or body on the IO thread, in a nested select loop, for up to
  *   ReadTimeout per line (every other connection of that thread waits too), then drops the bytes it
@@ -191,6 +191,7 @@ final class HeadGuard implements IoFilter {
         }
         if (te && contentLength >= 0) return 400; // RFC 9112 §6.3: a request smuggling shape
         h.body = te || contentLength > 0;
+        // Workaround: Voovan keeps an HTTP/1.1 connection open after "Connection: close" (README, Workarounds)
         h.closes = h.body || (h.http11 ? close : !keepAlive);
         if (contentType && !h.get) h.rewrite = true; // Voovan would try to read a body (multipart: wait for one)
         return PASS;

@@ -238,7 +238,8 @@ public final class Main {
     /**
      * Runs before Voovan's handler builds its HttpRequest, which URL-decodes the whole query string and
      * throws on a malformed escape such as %zz (the connection is then closed without an answer). The
-     * raw query is re-escaped so that Voovan's decoding gives back the raw text; the routers parse it.
+     * raw query is re-escaped so that Voovan's decoding gives back the raw text; the routers parse it
+     * (README, Workarounds).
      */
     static final class RawQueryFilter implements IoFilter {
         @Override
@@ -261,6 +262,7 @@ public final class Main {
     /**
      * Voovan's HttpFilter, run before its router: unknown paths (exactly, case-sensitively) are 404,
      * other methods on known paths 405; only GET/HEAD on the five paths reach the routers.
+     * Workaround: Voovan's route matching, static-file fallback and HTML error pages (README, Workarounds).
      */
     public static final class ContractFilter implements HttpFilter {
         @Override

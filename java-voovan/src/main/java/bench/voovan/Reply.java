@@ -67,8 +67,8 @@ final class Reply {
     /**
      * {"id":N,"message":"..."} by Jackson's UTF-8 generator: it escapes '"' and '\' of the stored bytes
      * (and control characters, which no message has) and copies every other byte as it is, which is the
-     * contract. Voovan's own JSON (org.voovan.tools.json) does not give these bytes: README, "Voovan
-     * behaviours worked around".
+     * contract. Voovan's own JSON (org.voovan.tools.json) does not give these bytes (README,
+     * Workarounds).
      */
     static Reply json(int id, byte[] message) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(message.length + 32);

@@ -7,7 +7,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The stack's backend path without Voovan (README, "Limits"): the very Backends classes the stack uses
+ * The stack's backend path without Voovan (NOTES.md, the /mysql notes): the very Backends classes the stack uses
  * (client, pool, settings, deadline, a virtual thread per blocking read), driven by N chains, each
  * starting its next read of a random id when its last one ends, as N connections of a closed-loop
  * benchmark would. Prints reads/s and the process's CPU µs per read: what the client alone costs, which

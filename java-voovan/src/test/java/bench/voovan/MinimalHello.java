@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A measuring aid, not part of the stack (README, Limits, "`/hello` and TechEmpower's Voovan"): Voovan's
+ * A measuring aid, not part of the stack (NOTES.md, the note on /hello against TechEmpower's Voovan): Voovan's
  * WebServer with the stack's server settings answering GET /hello with the contract's bytes and headers
  * (200, Content-Type text/plain; charset=utf-8, Voovan's Content-Length, Date and Server) the way Voovan's
  * own demos do: the router fills the thread's HttpResponse and Voovan writes it. None of the stack's
