@@ -124,6 +124,12 @@ def test_a_link_to_no_file_and_to_no_heading(tree):
     assert "no heading gives" in only(tree, "link").message
 
 
+def test_a_reference_style_link_to_no_file(tree):
+    notes = tree / "demo" / "NOTES.md"
+    notes.write_text(notes.read_text() + "\nSee [the code][code].\n\n[code]: server.js\n")
+    assert "server.js: no such file" in only(tree, "link").message
+
+
 def test_a_figure_typed_by_hand(tree):
     readme = tree / "demo" / "README.md"
     text = readme.read_text()

@@ -26,6 +26,7 @@ TEXT_SUFFIXES = {".md", ".py", ".java", ".php", ".js", ".cjs", ".mjs", ".ts", ".
                  ".properties", ".xml", ".yml", ".yaml", ".json", ".lua", ".sql", ".env", ".txt", ".html", ".cfg"}
 TEXT_NAMES = {"Makefile", "run", ".gitignore"}
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")  # [name]: target, a reference-style link's definition
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,7 +217,7 @@ def check_links(root: pathlib.Path) -> list[Problem]:
     for md in markdown_files(root):
         text = md.read_text()
         for n, line in prose_lines(text):
-            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
+            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)) + REFERENCE.findall(line):
                 if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("//"):
                     continue  # a URL
                 path_part, _, anchor = target.partition("#")
