@@ -7,7 +7,7 @@ import os
 import pathlib
 import re
 
-from ..bench import report_md
+from ..bench import report_md, results
 from . import published
 
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
@@ -37,7 +37,9 @@ def top_block(readme: pathlib.Path, run: published.Run | None) -> str:
            report_md.table(["stack"] + [f"/{e}" for e in report_md.endpoints(doc)], report_md.overview_rows(doc))]
     header, rows = report_md.bound_matrix(doc)
     if rows:
-        out += ["", f"Share of the bound (data endpoints; {report_md.BELOW_GOAL} = under the goal):", "",
+        out += ["", f"Share of the bound, 1 / (1/hello + 1/ceiling), for the data endpoints: {report_md.BELOW_GOAL} = under "
+                    f"the goal of {results.BOUND_GOAL:.0%}; ≤ an upper estimate (`/hello` was generator-saturated), ≥ a lower "
+                    "one (the endpoint or the backends were saturated), ? both:", "",
                 report_md.table(header, rows)]
     return "\n".join(out)
 
