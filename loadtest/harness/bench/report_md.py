@@ -330,7 +330,7 @@ QUICK_WARNING = (
     "QUICK pass: NOT COMPARABLE. One-second runs after one to three seconds of warm-up measure the JIT compilers "
     "and the warm-up more than the stacks: the JVM stacks read several times slower than in a whole run, and their "
     "order can change. Use a QUICK pass to see that everything builds, verifies and runs; quote only a whole "
-    "`make bench-all`.")
+    "make bench-all.")
 
 
 def quick_marked(text: str) -> str:
