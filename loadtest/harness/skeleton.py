@@ -11,12 +11,13 @@ import socket
 import string
 
 from . import stacks
+from .docs import published
 from .config import ROOT, settings
 
 TEMPLATES = ROOT / "loadtest" / "skeleton"
 # template file -> the file it becomes; `.tmpl` files have ${name} and ${port} filled in
-FILES = {"stack.toml.tmpl": "stack.toml", "README.md.tmpl": "README.md", "gitignore": ".gitignore",
-         "server.py": "server.py"}
+FILES = {"stack.toml.tmpl": "stack.toml", "README.md.tmpl": "README.md", "NOTES.md.tmpl": "NOTES.md",
+         "gitignore": ".gitignore", "server.py": "server.py"}
 NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 NAME_MAX = 40
 FIRST_PORT = 18001
@@ -74,4 +75,7 @@ def create(name: str, root=None, host: str | None = None) -> tuple[os.PathLike, 
             text = string.Template(text).substitute(name=name, port=port)
         (target / written).write_text(text)
     stacks.parse(target / stacks.MANIFEST)  # what was written must be a manifest the harness accepts
+    from .docs import figures
+    readme = target / "README.md"  # its figure block as the docs test expects it now
+    readme.write_text(figures.render(root, readme, readme.read_text(), published.runs(root)))
     return target, port

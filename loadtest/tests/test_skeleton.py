@@ -1,10 +1,14 @@
 """`make new-stack`: a skeleton that parses, takes a free port, builds, answers /hello with the
 contract's bytes, and fails the rest of the contract with messages that say why."""
+import shutil
+
 import pytest
 
 from harness import __main__ as cli
 from harness import contract, skeleton, stacks
 from harness.checking import Target, case_problems
+from harness.config import ROOT
+from harness.docs import check
 
 # Cases the placeholder answers as the contract says; the rest of cases.json is left to the stack.
 PLACEHOLDER_CASES = ["hello", "hello HEAD", "hello ignores query", "unknown path", "root", "trailing slash",
@@ -38,15 +42,19 @@ def test_the_skeleton_is_a_valid_stack_on_the_next_free_port(tmp_path):
     existing_stack(tmp_path, "one", 18100)
     existing_stack(tmp_path, "two", 18090)
     where, port = skeleton.create("go-nethttp", root=tmp_path)
-    assert sorted(p.name for p in where.iterdir()) == [".gitignore", "README.md", "server.py", "stack.toml"]
+    assert sorted(p.name for p in where.iterdir()) == [".gitignore", "NOTES.md", "README.md", "server.py", "stack.toml"]
     found = {s.name: s for s in stacks.discover(tmp_path)}  # discover refuses a port claimed twice
     assert found["go-nethttp"].port == port > 18100
     assert not skeleton._listening(found["go-nethttp"].host, port)
     readme = (where / "README.md").read_text()
-    assert readme.startswith("# go-nethttp\n")
-    for heading in ("## How it works", "## Protocol hygiene", "## Tuning"):
-        assert f"\n{heading}\n" in readme
-    assert "| knob | value | why | measured effect | official doc |" in readme
+    assert readme.startswith("# go-nethttp: ")
+    assert "| knob | value | why | measured effect | evidence |" in readme
+    # In the shape the docs test holds every stack README to, its links resolving, from the first commit on
+    # (the one file outside the stack that it links, as the repository has it).
+    (tmp_path / "loadtest" / "docs").mkdir(parents=True)
+    shutil.copy(ROOT / "loadtest" / "docs" / "adding-a-stack.md", tmp_path / "loadtest" / "docs")
+    found = [p for p in check.check(tmp_path) if p.path.startswith("go-nethttp/")]
+    assert not found, "\n".join(map(str, found))
 
 
 def test_the_next_port_is_above_every_stack_of_this_repository():
