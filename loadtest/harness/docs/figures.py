@@ -81,6 +81,9 @@ def index_block(readme: pathlib.Path, runs: list[published.Run]) -> str:
         med, top = published.steal(r.doc)
         steal = f"steal median {med:.2f} s, max {top:.1f} s per run" if med is not None else "steal not recorded"
         quick = "; QUICK pass" if r.doc["settings"].get("quick") else ""
+        # The machine's speed that hour, comparable across runs: the most nginx `return 200` served.
+        nginx = [c.get("throughput_rps") for c in r.doc.get("ceilings", []) if c["endpoint"] == "hello" and c.get("throughput_rps")]
+        steal += f", nginx /hello ceiling {max(nginx):,.0f} req/s" if nginx else ""
         lines.append(f"- [`{r.name}`]({os.path.relpath(r.path / 'report.html', readme.parent)}): run `{r.run_id}`, "
                      f"{r.date}, commit `{r.commit}`, {r.machine}, {r.doc.get('duration_s', 0) / 60:.0f} min, {steal}{quick}")
     return "\n".join(lines)
