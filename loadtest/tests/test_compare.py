@@ -17,6 +17,7 @@ FIX = pathlib.Path(__file__).with_name("fixtures")
 def runs(tmp_path, old_doc=None, new_doc=None):
     """OLD and NEW as run directories (results.json in each), from the fixtures or from docs given."""
     out = []
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for name, fixture, doc in (("old", "results-repeats.json", old_doc), ("new", "results-changed.json", new_doc)):
         (tmp_path / name).mkdir()
         if doc is None:
@@ -75,6 +76,20 @@ def test_runs_from_different_machines_say_so_at_the_top(tmp_path):
     assert result["across_machines"]
     head = compare.render_md(old, new, result).split("## ")[0]
     assert "ACROSS MACHINES" in head and "machine cpus: 2 → 8" in head and "'AMD EPYC' → 'Intel Xeon'" in head
+
+
+def test_a_quick_pass_says_so_at_the_top(tmp_path):
+    docs = [json.loads((FIX / name).read_text()) for name in ("results-repeats.json", "results-changed.json")]
+    for quick_old, quick_new, said in [(False, True, "QUICK PASS (NEW): "), (True, True, "QUICK PASS (OLD and NEW): "),
+                                       (False, False, None)]:
+        docs[0]["settings"]["quick"], docs[1]["settings"]["quick"] = quick_old, quick_new
+        where = tmp_path / f"{quick_old}-{quick_new}"
+        old, new = (compare.load(p) for p in runs(where, old_doc=docs[0], new_doc=docs[1]))
+        head = compare.render_md(old, new, compare.compare(old, new)).split("## ")[0]
+        if said:
+            assert said + "QUICK pass: not comparable with whole runs" in head
+        else:
+            assert "QUICK PASS" not in head
 
 
 def test_a_run_without_repeats_is_compared_but_never_judged(tmp_path):

@@ -258,6 +258,10 @@ def header_lines(old: Run, new: Run, result: dict) -> list[str]:
     if result["across_machines"]:
         out.append("ACROSS MACHINES: the runs come from different machines, so every change below mixes the "
                    "machines' difference with the code's")
+    quick = [side for side, r in (("OLD", old), ("NEW", new)) if (r.doc.get("settings") or {}).get("quick")]
+    if quick:
+        out.append(f"QUICK PASS ({' and '.join(quick)}): {report_md.QUICK_MARK}; a QUICK pass measures the warm-up "
+                   "more than the stack, so no change below says anything about the code")
     out += result["differences"] or ["nothing differs between the runs but the time they ran (same commit, machine, settings)"]
     return out
 
