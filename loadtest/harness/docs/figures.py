@@ -55,7 +55,9 @@ def stack_block(readme: pathlib.Path, run: published.Run | None, stack: str) -> 
         return (caption(readme, run) + "\n\n"
                 + f"_Not benchmarked in this run: {entry.get('status', '?')}: {entry.get('reason') or ''}_".rstrip())
     header, rows = stack_table(doc, entry)
-    return "\n".join([caption(readme, run), "", report_md.table(header, rows)])
+    known = report_md.deviations_of(entry)
+    marked = f" {report_md.DEVIATION_MARK} Verified with {len(known)} known deviations." if known else ""
+    return "\n".join([caption(readme, run) + marked, "", report_md.table(header, rows)])
 
 
 def stack_table(doc: dict, entry: dict) -> tuple[list[str], list[list[str]]]:
