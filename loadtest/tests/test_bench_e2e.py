@@ -9,6 +9,8 @@ from conftest import first_available_stack
 from harness.bench import cpus, loadgen_oha, results, run, settings
 from harness.bench.nginx_ceiling import free_port
 
+pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
+
 
 @pytest.fixture
 def bench_stack():

@@ -13,6 +13,8 @@ from harness import contract, error_proxy, stacks, verify
 from harness.bench.nginx_ceiling import free_port
 from harness.config import settings
 
+pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
+
 GREETINGS = contract.greetings()
 ERRORSTACK = pathlib.Path(__file__).with_name("errorstack.py")
 

@@ -16,8 +16,9 @@ from conftest import first_available_stack
 from harness import hosts, simhosts
 from harness.bench import loadgen_wrk, merge, multihost, results, settings
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/usr/sbin/sshd"),
-                                reason="simulated hosts need root, iproute2 and sshd (make setup installs them)")
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/usr/sbin/sshd"),
+                                 reason="simulated hosts need root, iproute2 and sshd (make setup installs them)")]
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ from harness import deviations, protocol, stacks
 from harness.bench.nginx_ceiling import free_port
 from harness.checking import Target
 
+pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
+
 LAX = pathlib.Path(__file__).with_name("laxserver.py")
 # Short time limits keep each check to seconds; the many-connections check gets a longer idle
 # limit and fewer connections, since a Python server opens them slowly.

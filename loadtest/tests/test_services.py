@@ -8,6 +8,8 @@ import redis as redislib
 
 from harness import backends, contract, services
 
+pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
+
 
 def test_a_second_start_is_a_no_op(services_up):
     for name in ("redis", "mysql", "memcache"):

@@ -23,6 +23,8 @@ from harness import stacks
 from harness.bench import compare, soak, soak_report
 from harness.bench.nginx_ceiling import free_port
 
+pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
+
 TESTS = pathlib.Path(__file__).resolve().parent
 LOADTEST = TESTS.parent
 RATE, WINDOWS = 400, 12

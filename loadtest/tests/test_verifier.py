@@ -10,6 +10,8 @@ from brokenproxy import BrokenProxy
 from harness import protocol, stacks, verify
 from harness.bench.nginx_ceiling import free_port
 
+pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
+
 only = functools.partial  # readability: a check narrowed to one backend
 
 
