@@ -181,6 +181,22 @@ def test_publish_refuses_a_quick_pass_a_slice_and_an_unfinished_run(tree, tmp_pa
             publish.publish(tree, run)
 
 
+def test_publish_keeps_no_path_of_the_machine_that_ran_it(tree, tmp_path):
+    run = whole_run(tmp_path / "paths")
+    checkout = run.parent.parent
+    doc = json.loads((run / "results.json").read_text())
+    doc["ceilings"][0]["method"] = f"sysbench {checkout}/loadtest/harness/bench/sysbench_select.lua"
+    (run / "results.json").write_text(json.dumps(doc))
+    (run / "raw").mkdir()
+    (run / "raw" / "hello.txt").write_text(f"$ wrk -s {run}/scripts/wrk-hello.lua\n$ {pathlib.Path.home()}/.cargo/bin/oha\n")
+    out = publish.publish(tree, run)
+    text = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    assert str(tmp_path) not in text and str(pathlib.Path.home()) + "/" not in text
+    assert "sysbench loadtest/harness/bench/sysbench_select.lua" in (out / "results.json").read_text()
+    assert (out / "raw" / "hello.txt").read_text() == \
+        "$ wrk -s results/20261128T010203Z/scripts/wrk-hello.lua\n$ ~/.cargo/bin/oha\n"
+
+
 def test_publish_twice_refreshes_the_same_directory(tree, tmp_path):
     before = sorted(p.name for p in (tree / "published").iterdir())
     publish.publish(tree, whole_run(tmp_path / "again"))

@@ -1,7 +1,8 @@
 """`make publish RUN=results/<id>`: a whole run committed under published/<date>-<machine>/, and every
 README's figure block generated again from the newest published run."""
+import json
+import os
 import pathlib
-import shutil
 
 from ..bench import report_html, report_md, results
 from . import figures, published
@@ -36,6 +37,8 @@ def publish(root: pathlib.Path, run_dir: pathlib.Path) -> pathlib.Path:
                       "publish a whole `make bench-all`")
     run_id = doc.get("run_id") or run_dir.name
     doc["run_id"] = run_id  # runs recorded before results.json carried it: the directory's name is the id
+    local = local_paths(run_dir, run_id)
+    doc = json.loads(without_local_paths(json.dumps(doc), local))
     out = target_dir(root, doc, run_id)
     out.mkdir(parents=True, exist_ok=True)
     results.write(doc, out)
@@ -43,9 +46,31 @@ def publish(root: pathlib.Path, run_dir: pathlib.Path) -> pathlib.Path:
     (out / "report.md").write_text(report_md.render(doc))
     (out / "report.html").write_text(report_html.render(doc))
     for sub in ("raw", "scripts"):
-        if (run_dir / sub).is_dir():
-            shutil.copytree(run_dir / sub, out / sub, dirs_exist_ok=True)
+        for f in sorted((run_dir / sub).rglob("*")) if (run_dir / sub).is_dir() else []:
+            if f.is_file():
+                dest = out / f.relative_to(run_dir)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(without_local_paths(f.read_bytes().decode("utf-8", "surrogateescape"), local)
+                                 .encode("utf-8", "surrogateescape"))
     return out
+
+
+def local_paths(run_dir: pathlib.Path, run_id: str) -> list[tuple[str, str]]:
+    """The paths of the machine that ran it, as the commands recorded them, and what a reader of the
+    repository reads instead: the run's directory, the checkout it ran from, the home directory."""
+    out = [(str(run_dir), f"results/{run_id}")]
+    if run_dir.parent.name == "results":
+        out.append((str(run_dir.parent.parent) + "/", ""))
+    home = os.path.expanduser("~")
+    if home not in ("", "/"):
+        out.append((home + "/", "~/"))
+    return out
+
+
+def without_local_paths(text: str, local: list[tuple[str, str]]) -> str:
+    for path, instead in local:
+        text = text.replace(path, instead)
+    return text
 
 
 def main(root: pathlib.Path, run: str | None) -> int:
