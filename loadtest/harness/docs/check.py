@@ -2,14 +2,13 @@
 blocks and tracker numbers, checked over a checkout. `python -m harness.docs.check [--root DIR]`."""
 import argparse
 import dataclasses
-import os
 import pathlib
 import re
-import subprocess
 import sys
 import urllib.parse
 
 from . import figures, published
+from .files import markdown_files, project_files
 
 STACK_README_BUDGET = 20 * 1024
 TOP_README_BUDGET = 16 * 1024
@@ -20,8 +19,6 @@ NOT_MEASURED = "not re-measured"
 # A number of this project's tracker, which means nothing to a reader: the word issue or task, then a number,
 # or a number behind # in brackets. An upstream link (.../issues/17) has no space before its number.
 TRACKER = re.compile(r"\b(?:issue|task)s?\s+#?\d+\b|\(#\d+\)", re.I)
-SKIP_DIRS = {".git", ".venv", "node_modules", "target", "results", ".run", "__pycache__", ".pytest_cache",
-             "vendor", "build", ".gradle", ".idea"}
 TEXT_SUFFIXES = {".md", ".py", ".java", ".php", ".js", ".cjs", ".mjs", ".ts", ".toml", ".sh", ".conf", ".ini",
                  ".properties", ".xml", ".yml", ".yaml", ".json", ".lua", ".sql", ".env", ".txt", ".html", ".cfg"}
 TEXT_NAMES = {"Makefile", "run", ".gitignore"}
@@ -38,26 +35,6 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}: {self.message}"
-
-
-def _walk(root: pathlib.Path):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for f in sorted(filenames):
-            yield pathlib.Path(dirpath) / f
-
-
-def project_files(root: pathlib.Path) -> list[pathlib.Path]:
-    """The files git tracks (or would track) under root; every file outside SKIP_DIRS where root is no repository."""
-    proc = subprocess.run(["git", "-C", str(root), "ls-files", "-co", "--exclude-standard"],
-                          capture_output=True, text=True)
-    if proc.returncode == 0 and (root / ".git").exists():
-        return [root / line for line in proc.stdout.splitlines() if (root / line).is_file()]
-    return list(_walk(root))
-
-
-def markdown_files(root: pathlib.Path) -> list[pathlib.Path]:
-    return sorted(p for p in project_files(root) if p.suffix == ".md")
 
 
 def _is_text(p: pathlib.Path) -> bool:

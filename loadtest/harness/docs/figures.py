@@ -9,6 +9,7 @@ import re
 
 from ..bench import report_md, results
 from . import published
+from .files import markdown_files
 
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
 INDEX_BEGIN, INDEX_END = "<!-- published:begin -->", "<!-- published:end -->"
@@ -111,7 +112,6 @@ def render(root: pathlib.Path, readme: pathlib.Path, text: str, runs: list[publi
 
 def with_blocks(root: pathlib.Path) -> list[pathlib.Path]:
     """The Markdown files under root holding a generated block."""
-    from .check import markdown_files
     return [p for p in markdown_files(root) if BEGIN in p.read_text() or INDEX_BEGIN in p.read_text()]
 
 
