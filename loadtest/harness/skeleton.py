@@ -11,7 +11,7 @@ import socket
 import string
 
 from . import stacks
-from .docs import published
+from .docs import figures, published
 from .config import ROOT, settings
 
 TEMPLATES = ROOT / "loadtest" / "skeleton"
@@ -75,7 +75,6 @@ def create(name: str, root=None, host: str | None = None) -> tuple[os.PathLike, 
             text = string.Template(text).substitute(name=name, port=port)
         (target / written).write_text(text)
     stacks.parse(target / stacks.MANIFEST)  # what was written must be a manifest the harness accepts
-    from .docs import figures
     readme = target / "README.md"  # its figure block as the docs test expects it now
     readme.write_text(figures.render(root, readme, readme.read_text(), published.runs(root)))
     return target, port
