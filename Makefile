@@ -9,7 +9,7 @@ VENV := $(CURDIR)/.venv
 PY := PYTHONPATH=$(CURDIR)/loadtest $(VENV)/bin/python
 HARNESS := $(PY) -m harness
 
-.PHONY: publish docs help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare sim-hosts-up sim-hosts-down new-stack clean
+.PHONY: unit publish docs help setup services-up services-down services-status list build verify run test bench-all bench bench-args report ab ab-args soak compare sim-hosts-up sim-hosts-down new-stack clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,11 +41,14 @@ build: setup ## build stacks (STACK=x for one)
 verify: services-up ## build, start and prove stacks against the whole contract (STACK=x for one)
 	$(HARNESS) verify --stack "$(STACK)"
 
+unit: setup ## build stacks and run each one's own unit tests, the manifest's test command (STACK=x for one)
+	$(HARNESS) unit --stack "$(STACK)"
+
 run: services-up ## run one stack in the foreground: make run STACK=x
 	@test -n "$(STACK)" || { echo "usage: make run STACK=<name> (see make list)"; exit 2; }
 	$(HARNESS) run --stack "$(STACK)"
 
-test: setup ## everything CI proves: services, verify every available stack, harness tests
+test: setup ## everything CI proves: services, verify every available stack, its unit tests, harness tests
 	$(HARNESS) test
 
 bench-all: setup ## build, verify and benchmark every available stack -> results/latest/report.html (QUICK=1: fast pass)

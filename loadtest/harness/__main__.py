@@ -91,7 +91,9 @@ def cmd_test(args) -> int:
     """Everything `make test` proves, stopping afterwards only the services it started itself."""
     started, skipped = services.up(), {}
     try:
-        verified = verify.verify_all(_available(stacks.discover(), skipped), build_first=True, skipped=skipped)
+        available = _available(stacks.discover(), skipped)
+        verified = verify.verify_all(available, build_first=True, skipped=skipped)
+        unit_failed = _unit_tests(available, build_first=False)
         provision.ensure_oha()  # started in the background by `make setup`; the open-loop tests need it
         print("\n== harness tests (pytest, against the real services)", flush=True)
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", str(ROOT / "loadtest" / "tests")],
@@ -111,7 +113,30 @@ def cmd_test(args) -> int:
     if skipped:
         # Not a failure (a machine may lack a runtime), but never silent: these stacks were not proven here.
         print(f"make test: NOT verified on this machine: {', '.join(skipped)} (unavailable; see above)", file=sys.stderr)
-    return 0 if verified and tests == 0 else 1
+    if unit_failed:
+        print(f"make test: the unit tests of {', '.join(unit_failed)} FAILED (see above)", file=sys.stderr)
+    return 0 if verified and tests == 0 and not unit_failed else 1
+
+
+def _unit_tests(selected, build_first: bool) -> list[str]:
+    """Each stack's own unit tests (its manifest's `test`); the names of those that failed."""
+    failed = []
+    for s in [s for s in selected if s.test]:
+        print(f"\n== {s.name}: unit tests ({s.test})", flush=True)
+        try:
+            if build_first:
+                stacks.build(s)
+            stacks.unit_test(s)
+            print(f"{s.name}: unit tests passed (log: {stacks._log(s, 'test')})")
+        except stacks.StackError as e:
+            print(e, file=sys.stderr)
+            failed.append(s.name)
+    return failed
+
+
+def cmd_unit(args) -> int:
+    failed = _unit_tests(_available(stacks.select(args.stack)), build_first=True)
+    return 1 if failed else 0
 
 
 def cmd_bench(args) -> int:
@@ -271,6 +296,7 @@ def main(argv=None) -> int:
         ("build", cmd_build, "build stacks"),
         ("verify", cmd_verify, "prove stacks answer the contract byte for byte"),
         ("run", cmd_run, "run one stack in the foreground"),
+        ("unit", cmd_unit, "build stacks and run each one's own unit tests (its manifest's test command)"),
         ("test", cmd_test, "services up, verify every available stack, run the harness tests"),
         ("bench", cmd_bench, "benchmark stacks (settings from the environment: see README)"),
         ("report", cmd_report, "render report.md and report.html from a results.json"),
@@ -286,7 +312,7 @@ def main(argv=None) -> int:
     ]:
         p = sub.add_parser(name, help=helptext)
         p.set_defaults(fn=fn)
-        if name in ("setup", "list", "build", "verify", "run"):
+        if name in ("setup", "list", "build", "verify", "run", "unit"):
             p.add_argument("--stack", default=None, required=name == "run",
                            help="stack name(s), comma-separated (default: all)")
         if name == "report":

@@ -22,7 +22,7 @@ MANIFEST = "stack.toml"
 REQUIRED = {"name": str, "language": str, "framework": str, "port": int, "build": str, "run": str}
 OPTIONAL = {"description": str, "requires": list, "apt": list, "setup": str, "check": str,
             "ready_timeout": int, "toolchain": dict, "versions": str, "stall_dump": str, "path": list,
-            "deviation": list}
+            "deviation": list, "test": str}
 STOP_TIMEOUT = 15.0
 COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -74,6 +74,7 @@ class Stack:
     stall_dump: str = ""
     path: list = field(default_factory=list)
     deviations: list = field(default_factory=list)  # [[deviation]]: deviations.Deviation, validated
+    test: str = ""  # the stack's own unit tests (parsers, protocol pieces), run by `make test` after the build
 
     @property
     def own_dirs(self) -> list[str]:
@@ -242,6 +243,18 @@ def build(stack: Stack) -> None:
         if problem:
             raise StackError(f"{stack.name}: built, but {problem} (checked after the build, with the stack's "
                              f"path {', '.join(stack.path)} first on PATH)")
+
+
+def unit_test(stack: Stack) -> None:
+    """The manifest's `test` command, after the build; no services are needed, none are assumed."""
+    if not stack.test:
+        return
+    log = _log(stack, "test")
+    with open(log, "w") as out:
+        proc = stack.shell(stack.test, stdout=out, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        raise StackError(f"{stack.name}: unit tests failed (exit {proc.returncode}); last lines of {log}:\n"
+                         f"{_tail(log)}")
 
 
 def _tail(path, lines: int = 25) -> str:

@@ -133,6 +133,18 @@ def test_a_failing_build_is_reported_with_its_log(tmp_path):
         stacks.build(stacks.parse(d / "stack.toml"))
 
 
+def test_failing_unit_tests_are_reported_with_their_log(tmp_path):
+    d = write(tmp_path, "demo", GOOD + 'test = "echo 1 of 7 failed: parses_id; exit 1"\n')
+    with pytest.raises(stacks.StackError, match=r"(?s)unit tests failed \(exit 1\).*1 of 7 failed: parses_id"):
+        stacks.unit_test(stacks.parse(d / "stack.toml"))
+
+
+def test_passing_unit_tests_run_in_the_stacks_directory(tmp_path):
+    d = write(tmp_path, "demo", GOOD + 'test = "touch ran-here"\n')
+    stacks.unit_test(stacks.parse(d / "stack.toml"))
+    assert (d / "ran-here").exists()
+
+
 def test_setup_with_a_stack_runs_only_that_stacks_setup(monkeypatch):
     """`make verify STACK=x` runs setup first: another stack's setup step must not run then."""
     from harness import __main__ as cli, provision
