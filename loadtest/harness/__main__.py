@@ -5,8 +5,8 @@ import signal
 import subprocess
 import sys
 
-from . import hosts, provision, services, skeleton, stacks, verify
-from .config import ROOT, SERVICES, external_services
+from harness import hosts, provision, services, skeleton, stacks, verify
+from harness.config import ROOT, SERVICES, external_services
 
 
 def cmd_services_up(args) -> int:
@@ -72,7 +72,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .bench.settings import with_port_offset
+    from harness.bench.settings import with_port_offset
     (stack,) = with_port_offset(stacks.select(args.stack))  # a multi-host run's server host honours it too
     reason = stack.unavailable_reason()
     if reason:
@@ -127,7 +127,7 @@ def _unit_tests(selected, build_first: bool) -> list[str]:
             if build_first:
                 stacks.build(s)
             stacks.unit_test(s)
-            print(f"{s.name}: unit tests passed (log: {stacks._log(s, 'test')})")
+            print(f"{s.name}: unit tests passed (log: {stacks.log_path(s, 'test')})")
         except stacks.StackError as e:
             print(e, file=sys.stderr)
             failed.append(s.name)
@@ -140,7 +140,9 @@ def cmd_unit(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import cpus, multihost, run, settings
+    from harness.accounting import cpus
+    from harness.bench import run, settings
+    from harness.hosts import multihost
     cfg = settings.Settings.from_env()
     if cfg.open_rates and not provision.ensure_oha(wait=not cfg.quick) and cfg.quick:
         print("bench: oha is still building in the background (started by `make setup`): this QUICK pass does not "
@@ -168,12 +170,13 @@ def cmd_bench(args) -> int:
 
 
 def results_of(path):
-    from .bench import results
+    from harness.reports import results
     return results.read(path)
 
 
 def cmd_report(args) -> int:
-    from .bench import ab, run, soak
+    from harness import ab, soak
+    from harness.bench import run
     if soak.is_soak(args.results):
         try:
             out = soak.report_again(soak.results_dir(args.results))
@@ -187,12 +190,12 @@ def cmd_report(args) -> int:
 
 
 def cmd_publish(args) -> int:
-    from .docs import publish
+    from harness.docs import publish
     return publish.main(ROOT, args.run or None)
 
 
 def cmd_docs(args) -> int:
-    from .docs import check
+    from harness.docs import check
     return check.main(["--root", str(ROOT)])
 
 
@@ -211,20 +214,20 @@ def cmd_new_stack(args) -> int:
 
 
 def cmd_ab(args) -> int:
-    from .bench import ab
+    from harness import ab
     if os.environ.get("OPEN_RATE"):
         provision.ensure_oha()  # the open-loop run of each round
     return ab.main()
 
 
 def cmd_soak(args) -> int:
-    from .bench import soak
+    from harness import soak
     provision.ensure_oha()  # the soak's load is oha's
     return soak.main()
 
 
 def cmd_compare(args) -> int:
-    from .bench import compare
+    from harness import compare
     return compare.main(args.old, args.new, args.out)
 
 
@@ -233,7 +236,7 @@ def cmd_setup(args) -> int:
 
 
 def cmd_sim_hosts(args) -> int:
-    from . import simhosts
+    from harness.hosts import simulated as simhosts
     try:
         if args.action == "up":
             line = simhosts.up()
@@ -250,7 +253,7 @@ def cmd_sim_hosts(args) -> int:
 
 def cmd_on_host(args) -> int:
     """Called over ssh by a multi-host run (bench/multihost.py); prints one JSON document."""
-    from .bench import on_host
+    from harness.hosts import on_host
     if args.what == "describe":
         doc = on_host.describe()
     elif args.what == "sample":

@@ -1,6 +1,7 @@
 """Where things live and what every process is configured with."""
 import os
 import pathlib
+import resource
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "shared-schema"
@@ -39,3 +40,12 @@ def external_services() -> set[str]:
     if unknown:
         raise SystemExit(f"EXTERNAL_SERVICES: unknown service(s) {sorted(unknown)}; use {', '.join(SERVICES)} or all")
     return names
+
+
+def raise_nofile(wanted: int) -> int:
+    """Raise this process's soft descriptor limit towards the hard one; the stacks it starts inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard == resource.RLIM_INFINITY else min(hard, max(wanted, soft))
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

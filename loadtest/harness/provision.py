@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 
-from .toolchains import ToolchainError
+from harness.stacks.toolchains import ToolchainError
 
 # The harness's own needs: the three backends, the closed-loop load generator, and the benchmark's
 # ceilings (nginx for /hello; redis-benchmark comes with redis-server, mysqlslap with mariadb-server;
@@ -45,7 +45,7 @@ OHA_LOG = pathlib.Path(tempfile.gettempdir()) / "reference-servers-oha-build.log
 
 
 def _oha_current() -> str | None:
-    from .bench import loadgen_oha
+    from harness.loadgen import oha as loadgen_oha
     found = loadgen_oha.binary()
     if found and OHA_VERSION in subprocess.run([found, "--version"], capture_output=True, text=True).stdout:
         return found

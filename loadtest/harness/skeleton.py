@@ -10,9 +10,9 @@ import re
 import socket
 import string
 
-from . import stacks
-from .docs import figures, published
-from .config import ROOT, settings
+from harness import stacks
+from harness.config import ROOT, settings
+from harness.docs import figures, published
 
 TEMPLATES = ROOT / "loadtest" / "skeleton"
 # template file -> the file it becomes; `.tmpl` files have ${name} and ${port} filled in

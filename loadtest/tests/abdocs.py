@@ -1,5 +1,5 @@
 """Synthetic ab.json documents (rounds with known figures) for the tests of `make ab` and `make compare`."""
-from harness.bench import ab
+from harness import ab
 
 
 def ab_round(side, i, rps, cpu, p99, rss, flags=(), errors=0):

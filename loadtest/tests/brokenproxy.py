@@ -11,7 +11,7 @@ from email.utils import formatdate
 
 import h11
 
-from harness.http_client import Connection, HttpError
+from harness.contract.http_client import Connection, HttpError
 
 FAULTS = {
     "none": "forward faithfully",

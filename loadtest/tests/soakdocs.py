@@ -1,6 +1,7 @@
 """Synthetic soak windows and results.json documents with known behaviour, for the tests of the
 soak's detectors, report and comparison (no server, no load)."""
-from harness.bench import soak, soak_verdicts
+from harness import soak
+from harness.soak import verdicts as soak_verdicts
 
 MIB = 2**20
 

@@ -4,11 +4,10 @@ import json
 import shlex
 
 import pytest
-
-from harness import stacks
-from harness.bench import ab, stats
-
 from abdocs import ab_doc, ab_round
+
+from harness import ab, stacks
+from harness.accounting import cpus, stats
 
 
 def test_sides_are_parsed_with_shell_quoting():
@@ -62,7 +61,7 @@ def test_bad_input_exits_2_before_anything_starts(capsys):
 
 def test_the_printed_command_gives_back_the_same_sides():
     s = ab.AbSettings("java-netty", "hello", {}, {"JAVA_OPTS": "-XX:+UseParallelGC -Xss256k", "Q": "it's"})
-    words = shlex.split(s.command(ab.cpus.Layout([0], [1], [1], "default for 2 CPUs")))
+    words = shlex.split(s.command(cpus.Layout([0], [1], [1], "default for 2 CPUs")))
     env = dict(w.split("=", 1) for w in words[2:])
     assert words[:2] == ["make", "ab"]
     assert ab.parse_env(env["A"], "A") == s.a and ab.parse_env(env["B"], "B") == s.b

@@ -21,8 +21,8 @@ import sys
 
 import pytest
 
-from harness import stacks
-from harness.bench import ab, cpus, stats
+from harness import ab, stacks
+from harness.accounting import cpus, stats
 from harness.bench.nginx_ceiling import free_port
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out

@@ -1,6 +1,7 @@
 """How a backend's ceiling run is sized: probes that grow to the duration, or one run sized by a rate
 measured before. The tool is a stand-in: nothing here runs redis-benchmark."""
-from harness.bench import calibrate, measure
+from harness.accounting import measure
+from harness.bench import calibrate
 
 
 def _fake_redis_benchmark(monkeypatch, seconds_per_request: float) -> list:

@@ -4,10 +4,13 @@ the pipeline works and records what it should. Speed is never asserted: the box 
 import dataclasses
 
 import pytest
-
 from conftest import first_available_stack
-from harness.bench import cpus, loadgen_oha, results, run, settings
+
+from harness.accounting import cpus
+from harness.bench import run, settings
 from harness.bench.nginx_ceiling import free_port
+from harness.loadgen import oha as loadgen_oha
+from harness.reports import results
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 

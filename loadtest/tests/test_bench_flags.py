@@ -4,8 +4,7 @@ The accounting is fed the CPU figures of real runs recorded on this 2-core machi
 stats blocks of results.json), so the thresholds are exercised on numbers /proc really gave."""
 import pytest
 
-from harness import procstats
-from harness.bench import measure
+from harness.accounting import measure, procstats
 
 ACCT = measure.Accounting(server_root=None, server_cpus=[0], loadgen_cpus=[1])
 

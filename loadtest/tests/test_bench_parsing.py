@@ -4,7 +4,8 @@ import pathlib
 
 import pytest
 
-from harness.bench import calibrate, loadgen_oha, loadgen_wrk
+from harness.bench import calibrate
+from harness.loadgen import oha as loadgen_oha, wrk as loadgen_wrk
 
 FIX = pathlib.Path(__file__).with_name("fixtures")
 

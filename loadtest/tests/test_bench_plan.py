@@ -1,7 +1,9 @@
 """Settings from the environment, the CPU layout, and the time budget computed before a run."""
 import pytest
 
-from harness.bench import cpus, plan, results, settings
+from harness.accounting import cpus
+from harness.bench import plan, settings
+from harness.reports import results
 
 
 def test_defaults_fit_the_budget_for_seven_stacks():

@@ -8,7 +8,8 @@ from html import unescape
 
 import pytest
 
-from harness.bench import report_html, report_md, results, run
+from harness.bench import run
+from harness.reports import report_html, report_md, results
 
 FIX = pathlib.Path(__file__).with_name("fixtures")
 
@@ -240,7 +241,7 @@ def test_an_older_results_json_gets_the_derived_figures_when_rendered_again(tmp_
 # ---------------------------------------------------------------- latency against percentile
 
 def test_oha_keeps_the_whole_percentile_curve():
-    from harness.bench import loadgen_oha
+    from harness.loadgen import oha as loadgen_oha
     r = loadgen_oha.parse((FIX / "oha-open.json").read_text(), target_rate=400, duration=2)
     raw = json.loads((FIX / "oha-open.json").read_text())["latencyPercentiles"]
     assert set(r["percentiles_ms"]) == {k[1:] for k in raw} >= {"50", "90", "99", "99.9", "99.99"}
@@ -248,7 +249,7 @@ def test_oha_keeps_the_whole_percentile_curve():
 
 
 def test_a_curve_leaves_out_the_percentiles_its_request_count_cannot_resolve():
-    from harness.bench import report_html
+    from harness.reports import report_html
     pct = {"10": 0.1, "50": 1.0, "90": 2.0, "99": 3.0, "99.9": 4.0, "99.99": 5.0}
     assert report_html.percentile_curve({"percentiles_ms": pct, "requests": 2000}) == [
         (50.0, 1.0), (90.0, 2.0), (99.0, 3.0), (99.9, 4.0)]  # 2000 x 0.0001 < 1 request above p99.99
@@ -259,7 +260,7 @@ def test_a_curve_leaves_out_the_percentiles_its_request_count_cannot_resolve():
 
 
 def test_the_percentile_axis_spaces_the_nines_evenly_and_the_latency_axis_is_logarithmic():
-    from harness.bench import svg
+    from harness.reports import svg
     chart = svg.percentile_chart("t", {"a": [(50, 1.0), (90, 10.0), (99, 100.0), (99.9, 1000.0)]}, {"a": "#000"})
     xs_ys = [tuple(map(float, p.split(","))) for p in re.search(r'<polyline points="([^"]+)"', chart).group(1).split()]
     xs, ys = [x for x, _ in xs_ys], [y for _, y in xs_ys]
@@ -270,7 +271,7 @@ def test_the_percentile_axis_spaces_the_nines_evenly_and_the_latency_axis_is_log
 
 
 def test_the_html_report_draws_a_latency_curve_per_endpoint_and_rate():
-    from harness.bench import report_html
+    from harness.reports import report_html
     doc = results.read(FIX / "results-sample.json")
     page = unescape(report_html.render(doc))
     for e in doc["settings"]["endpoints"]:
@@ -279,7 +280,7 @@ def test_the_html_report_draws_a_latency_curve_per_endpoint_and_rate():
 
 
 def test_a_real_run_draws_each_stacks_curve_as_far_as_its_requests_resolve():
-    from harness.bench import report_html
+    from harness.reports import report_html
     doc = results.read(FIX / "results-three-stacks.json")
     page = unescape(report_html.render(doc))
     for e in doc["settings"]["endpoints"]:
@@ -302,7 +303,7 @@ def test_a_real_run_draws_each_stacks_curve_as_far_as_its_requests_resolve():
 
 
 def test_every_table_and_chart_of_a_quick_pass_says_it_is_not_comparable():
-    from harness.bench import report_html, report_md
+    from harness.reports import report_html, report_md
     doc = results.read(FIX / "results-three-stacks.json")
     assert doc["settings"]["quick"]
     page = report_html.render(doc)
@@ -317,7 +318,7 @@ def test_every_table_and_chart_of_a_quick_pass_says_it_is_not_comparable():
 
 
 def test_the_report_opens_with_the_overview_chart_and_explains_itself_after_the_figures():
-    from harness.bench import report_html
+    from harness.reports import report_html
     page = report_html.render(results.read(FIX / "results-sample.json"))
     overview = page.index("<h2>Overview</h2>")
     assert page.index("<svg", overview) < page.index("<table", overview)

@@ -7,9 +7,10 @@ import re
 import shutil
 
 import pytest
-
 from abdocs import ab_doc, ab_round
-from harness.bench import compare, stats
+
+from harness import compare
+from harness.accounting import stats
 
 FIX = pathlib.Path(__file__).with_name("fixtures")
 

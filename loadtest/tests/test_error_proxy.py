@@ -9,9 +9,10 @@ import pymemcache.client.base
 import pytest
 import redis
 
-from harness import contract, error_proxy, stacks, verify
+from harness import contract, stacks, verify
 from harness.bench.nginx_ceiling import free_port
 from harness.config import settings
+from harness.verify import error_proxy
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 

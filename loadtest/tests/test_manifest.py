@@ -4,6 +4,7 @@ import re
 import pytest
 
 from harness import stacks
+from harness.stacks import manifest
 
 GOOD = '''
 name = "demo"
@@ -205,7 +206,7 @@ def test_make_list_says_checked_after_build(tmp_path, monkeypatch, capsys):
     write(tmp_path, "other", GOOD.replace('"demo"', '"other"').replace("19999", "19998")
           + 'toolchain = { nosuchrt = 2 }\n')
     real_discover = stacks.discover
-    monkeypatch.setattr(stacks, "discover", lambda: real_discover(tmp_path))
+    monkeypatch.setattr(manifest, "discover", lambda: real_discover(tmp_path))  # what select() calls
     monkeypatch.setattr(cli, "stop_like_ctrl_c_on_sigterm", lambda: None)
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
@@ -218,7 +219,7 @@ def test_make_list_says_how_many_deviations_a_stack_declares(tmp_path, monkeypat
     write(tmp_path, "demo", GOOD + DEVIATION)
     write(tmp_path, "other", GOOD.replace('"demo"', '"other"').replace("19999", "19998"))
     real_discover = stacks.discover
-    monkeypatch.setattr(stacks, "discover", lambda: real_discover(tmp_path))
+    monkeypatch.setattr(manifest, "discover", lambda: real_discover(tmp_path))  # what select() calls
     monkeypatch.setattr(cli, "stop_like_ctrl_c_on_sigterm", lambda: None)
     assert cli.main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()

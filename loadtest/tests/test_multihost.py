@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from harness import hosts
-from harness.bench import loadgen_oha, loadgen_wrk, merge, multihost, on_host
+from harness.hosts import multihost, on_host
+from harness.loadgen import merge, oha as loadgen_oha, wrk as loadgen_wrk
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 

@@ -11,10 +11,13 @@ import threading
 import time
 
 import pytest
-
 from conftest import first_available_stack
-from harness import hosts, simhosts
-from harness.bench import loadgen_wrk, merge, multihost, results, settings
+
+from harness import hosts
+from harness.bench import settings
+from harness.hosts import multihost, simulated as simhosts
+from harness.loadgen import merge, wrk as loadgen_wrk
+from harness.reports import results
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/usr/sbin/sshd"),

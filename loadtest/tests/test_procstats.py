@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness import procstats
+from harness.accounting import procstats
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -33,7 +33,7 @@ def session(tmp_path):
     child that left the session with setsid; every member is listed in the pid file once up."""
     pidfile = tmp_path / "pids"
     script = f"""
-python3 -c "import time; x = bytearray(64 << 20); t = time.time()
+python3 -c "import pathlib, time; x = bytearray(64 << 20); pathlib.Path('{pidfile}.ready').touch(); t = time.time()
 while time.time() - t < 30: pass" & busy=$!
 (sleep 30 & echo $! > {pidfile}.orphan; exit 0)
 setsid sleep 30 & detached=$!
@@ -46,7 +46,10 @@ wait
         time.sleep(0.05)
     busy, detached = map(int, pidfile.read_text().split())
     orphan = int(pathlib.Path(f"{pidfile}.orphan").read_text())
-    time.sleep(0.5)  # the busy process has touched its 64 MiB
+    while not pathlib.Path(f"{pidfile}.ready").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the busy process has touched its 64 MiB (a loaded machine starts python slowly)
+    while proc_cpu_seconds(busy) < 0.15 and time.monotonic() < deadline:
+        time.sleep(0.05)  # and has been busy for a while, so that its CPU seconds say something
     yield p.pid, busy, detached, orphan
     for pid in (detached, orphan):
         try:

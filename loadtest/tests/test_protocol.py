@@ -12,9 +12,10 @@ from dataclasses import replace
 
 import pytest
 
-from harness import deviations, protocol, stacks
+from harness import stacks
 from harness.bench.nginx_ceiling import free_port
-from harness.checking import Target
+from harness.contract import deviations, protocol
+from harness.contract.checking import Target
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 
@@ -192,7 +193,7 @@ def test_every_case_of_a_check_may_be_declared_only_by_its_exact_observed():
     ([], False, "malformed response: boom", "malformed response: boom"),
 ])
 def test_the_observed_vocabulary(responses, closed, problem, expected):
-    from harness.http_client import Response
+    from harness.contract.http_client import Response
     outcome = protocol.Outcome([Response(status, [], b"", "1.1") for status in responses], closed, problem)
     assert protocol.observed(outcome) == expected
     assert bool(deviations.OBSERVED.match(expected)) == (len(responses) < 2 and not problem.startswith("malformed"))

@@ -6,7 +6,8 @@ import pymysql
 import pytest
 import redis as redislib
 
-from harness import backends, contract, services
+from harness import contract, services
+from harness.services import backends
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 

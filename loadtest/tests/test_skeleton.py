@@ -4,10 +4,9 @@ import shutil
 
 import pytest
 
-from harness import __main__ as cli
-from harness import contract, skeleton, stacks
-from harness.checking import Target, case_problems
+from harness import __main__ as cli, contract, skeleton, stacks
 from harness.config import ROOT
+from harness.contract.checking import Target, case_problems
 from harness.docs import check
 
 # Cases the placeholder answers as the contract says; the rest of cases.json is left to the stack.

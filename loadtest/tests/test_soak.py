@@ -5,10 +5,11 @@ import json
 import random
 
 import pytest
-
-from harness import stacks
-from harness.bench import ab, compare, gclog, soak, soak_report, soak_verdicts
 from soakdocs import doc, window
+
+from harness import ab, compare, soak, stacks
+from harness.accounting import gclog
+from harness.soak import report as soak_report, verdicts as soak_verdicts
 
 TH = soak_verdicts.Thresholds()
 

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from harness.bench import stats
+from harness.accounting import stats
 
 
 def test_median_is_the_statistical_one_and_ignores_missing_values():

@@ -2,7 +2,7 @@
 import pytest
 from packaging.version import Version
 
-from harness import toolchains
+from harness.stacks import toolchains
 
 
 def fake_runtime(directory, name, script):

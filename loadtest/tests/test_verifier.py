@@ -5,10 +5,11 @@ import pathlib
 import sys
 
 import pytest
-
 from brokenproxy import BrokenProxy
-from harness import protocol, stacks, verify
+
+from harness import stacks, verify
 from harness.bench.nginx_ceiling import free_port
+from harness.contract import protocol
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 

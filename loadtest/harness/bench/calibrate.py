@@ -18,10 +18,9 @@ same hash lookup as a hit, without copying ~60 bytes).
 import math
 import re
 import shutil
-import time
 
-from ..config import settings
-from . import measure
+from harness.accounting import measure
+from harness.config import settings
 
 SLEEP_S = 0.010
 PROBE_REQUESTS = 2000

@@ -5,8 +5,8 @@ import re
 import shutil
 import subprocess
 
-from .. import toolchains
-from ..config import ROOT
+from harness.config import ROOT
+from harness.stacks import toolchains
 
 
 def _first_line(cmd: list[str], cwd=None, env=None, timeout=15, require_ok=False) -> str | None:

@@ -7,7 +7,8 @@ precision before waiting (see README: DURATION, CONCURRENCY, REPEATS, QUICK).
 import math
 import time
 
-from .settings import DATA_ENDPOINTS, Settings
+from harness.bench.settings import Settings
+from harness.contract.cases import DATA_ENDPOINTS
 
 TOOL_OVERHEAD_S = 0.6      # process start, connection set-up, parsing
 VERIFY_S = 30.0            # build + verify_stack: measured 18 s for node-cluster on the busy 2-core box; JVM builds take longer

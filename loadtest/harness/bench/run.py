@@ -12,14 +12,17 @@ import resource
 import sys
 import time
 
-from .. import backends, services, stacks, verify
-from ..config import ROOT, RUN_DIR, SERVICES, external_services
-from ..http_client import fetch
-from .. import procstats
-from . import (calibrate, cpus, loadgen_oha, loadgen_wrk, machine, measure, plan, report_html, report_md,
-               results)
-from .nginx_ceiling import Nginx
-from .settings import DATA_ENDPOINTS, Settings
+from harness import config, services, stacks, verify
+from harness.accounting import cpus, measure, procstats
+from harness.bench import calibrate, machine, plan
+from harness.bench.nginx_ceiling import Nginx
+from harness.bench.settings import Settings
+from harness.config import ROOT, RUN_DIR, SERVICES, external_services
+from harness.contract.cases import DATA_ENDPOINTS
+from harness.contract.http_client import fetch
+from harness.loadgen import oha as loadgen_oha, wrk as loadgen_wrk
+from harness.reports import report_html, report_md, results
+from harness.services import backends
 
 RESULTS_ROOT = pathlib.Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
 WARMUP_CONNECTIONS = 64
@@ -31,7 +34,7 @@ NOFILE_WANTED = 1 << 20
 
 def raise_nofile() -> dict:
     """Enough descriptors for 1024 connections on each side plus backend pools; children inherit it."""
-    soft = stacks.raise_nofile(NOFILE_WANTED)
+    soft = config.raise_nofile(NOFILE_WANTED)
     return {"nofile_soft": soft, "nofile_hard": resource.getrlimit(resource.RLIMIT_NOFILE)[1],
             "somaxconn": machine.somaxconn()}
 

@@ -7,10 +7,7 @@ import dataclasses
 import os
 from dataclasses import asdict, dataclass, field
 
-from ..config import SERVICES
-
-ENDPOINTS = ("hello", "redis", "mysql", "memcache", "sleep")
-DATA_ENDPOINTS = SERVICES  # each data endpoint is named after its backend (CONTRACT.md)
+from harness.contract.cases import ENDPOINTS
 
 
 def _ints(raw: str) -> list[int]:

@@ -7,8 +7,8 @@ import re
 import sys
 import urllib.parse
 
-from . import figures, published
-from .files import markdown_files, project_files
+from harness.docs import figures, published
+from harness.docs.files import markdown_files, project_files
 
 STACK_README_BUDGET = 20 * 1024
 TOP_README_BUDGET = 16 * 1024
@@ -249,7 +249,7 @@ def check(root: pathlib.Path) -> list[Problem]:
 
 
 def main(argv=None) -> int:
-    from ..config import ROOT
+    from harness.config import ROOT
     ap = argparse.ArgumentParser(prog="python -m harness.docs.check", description=__doc__)
     ap.add_argument("--root", type=pathlib.Path, default=ROOT, help="the checkout to check (default: this one)")
     args = ap.parse_args(argv)

@@ -7,9 +7,9 @@ import os
 import pathlib
 import re
 
-from ..bench import report_md, results
-from . import published
-from .files import markdown_files
+from harness.docs import published
+from harness.docs.files import markdown_files
+from harness.reports import report_md, results
 
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
 INDEX_BEGIN, INDEX_END = "<!-- published:begin -->", "<!-- published:end -->"

@@ -4,8 +4,8 @@ import json
 import os
 import pathlib
 
-from ..bench import report_html, report_md, results
-from . import figures, published
+from harness.docs import figures, published
+from harness.reports import report_html, report_md, results
 
 
 class Refused(Exception):

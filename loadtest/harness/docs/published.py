@@ -4,7 +4,7 @@ import pathlib
 import re
 import statistics
 
-from ..bench import results
+from harness.reports import results
 
 DIR = "published"
 KEPT = ("results.json", "report.html", "report.md")

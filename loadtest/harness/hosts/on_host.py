@@ -1,0 +1,124 @@
+"""What the harness does on one host of a multi-host run, called over ssh as `python -m harness
+on-host <what>`; each prints one JSON document on stdout for the controlling harness to read.
+
+The same accounting as a one-box run, read where it happens: a generator's CPU and the host's
+foreign load and steal on a client host (measure.run), the server tree's CPU and RSS on the server
+host, the backends' on the backend host. Nothing here keeps state between calls.
+"""
+import contextlib
+import json
+import os
+import socket
+import statistics
+import time
+
+from harness.accounting import measure, procstats
+from harness.bench import machine
+from harness.loadgen import oha as loadgen_oha
+
+
+def describe() -> dict:
+    return {**machine.describe(), "tools": machine.tool_versions(None), "loadavg": machine.loadavg()}
+
+
+def mysql() -> dict:
+    """The thread handling of the MariaDB this host reaches, which shapes the /mysql ceiling; None when unread."""
+    from harness.services import backends
+    return {"thread_handling": backends.mysql_thread_handling()}
+
+
+def load(cmd: list[str], timeout_s: float, oha_db: str | None = None) -> dict:
+    """Run one generator (wrk, oha) to its end, with this host's accounting: every CPU of the host is
+    the generator's, none the server's. `oha_db`: the --db-url file oha wrote, whose every answered
+    request's latency (corrected, in ns) goes back with the result, for an exact merge."""
+    if cmd and cmd[0] == "oha":
+        cmd = [loadgen_oha.binary() or "oha", *cmd[1:]]
+    cpus = sorted(os.sched_getaffinity(0))
+    run = measure.run(cmd, measure.Accounting(None, {}, [], cpus), timeout_s, sample_memory=False)
+    out = {"cmd": run.cmd, "returncode": run.returncode, "stdout": run.stdout, "stderr": run.stderr,
+           "wall_s": round(run.wall_s, 3), "stats": run.stats}
+    if oha_db:
+        out["durations_ns"] = oha_durations_ns(oha_db)
+    return out
+
+
+def oha_durations_ns(path: str) -> list[int] | None:
+    """oha's per-request database: `duration` is end - start_latency_correction, the corrected
+    latency its own percentiles are taken from (they are reproduced from this exactly)."""
+    import sqlite3
+    if not os.path.exists(path):
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            return sorted(round(d * 1e9) for (d,) in db.execute("SELECT duration FROM oha"))
+    finally:
+        os.unlink(path)
+
+
+def sample(root: int | None, backends: bool = False) -> dict:
+    """A snapshot to subtract from the next one: machine CPU (busy, steal, total), the tree under
+    `root` (CPU seconds, RSS) or with `backends` the services this host's harness runs, and every
+    other process's CPU (for the foreign share)."""
+    from harness import services
+    from harness.config import SERVICES
+    procs = procstats.processes()
+    roots = [p for p in (services.pid(n) for n in SERVICES) if p] if backends else [root] if root else []
+    members = [pid for r in roots for pid in procstats.tree(r, procs)]
+    busy, steal, total, _ = procstats.machine_cpu_seconds()
+    rss = sum(procstats.memory_bytes(pid)[0] for pid in members if pid in procs)
+    others = procstats.other_processes_cpu(set(members) | {os.getpid()}, procs)
+    return {"t": time.time(), "busy_s": busy, "steal_s": steal, "total_s": total,
+            "tree_cpu_s": procstats.tree_cpu_seconds(members, procs), "tree_rss_bytes": rss,
+            "tree_pids": len(members), "others": {str(k): v for k, v in others.items()}}
+
+
+def delta(before: dict, after: dict) -> dict:
+    """Two samples of one host -> the accounting of the time between them."""
+    wall = after["t"] - before["t"]
+    capacity = after["total_s"] - before["total_s"]
+    busy = after["busy_s"] - before["busy_s"]
+    steal = after["steal_s"] - before["steal_s"]
+    tree = after["tree_cpu_s"] - before["tree_cpu_s"]
+    others = procstats.cpu_delta({int(k): tuple(v) for k, v in before["others"].items()},
+                                 {int(k): tuple(v) for k, v in after["others"].items()})
+    other = min(others, max(0.0, busy - steal - tree))
+    return {"wall_s": round(wall, 3), "tree_cpu_s": round(tree, 3),
+            "tree_cpu_share": round(tree / capacity, 3) if capacity else None,
+            "tree_rss_bytes": after["tree_rss_bytes"], "machine_busy_s": round(busy, 3),
+            "machine_capacity_s": round(capacity, 3), "steal_s": round(steal, 3),
+            "other_processes_cpu_s": round(other, 3),
+            "foreign_cpu_share": round((other + steal) / capacity, 3) if capacity else None}
+
+
+def rtt(address: str, port: int, count: int = 20) -> dict:
+    """TCP connect round trips to address:port (the handshake is one round trip), in ms."""
+    times = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        with socket.create_connection((address, port), timeout=5):
+            times.append((time.perf_counter() - t0) * 1000)
+    return {"to": f"{address}:{port}", "samples": count, "median_ms": round(statistics.median(times), 3),
+            "min_ms": round(min(times), 3), "max_ms": round(max(times), 3),
+            "method": "TCP connect time (one SYN / SYN-ACK round trip)"}
+
+
+def verify(stack_name: str, host: str, port: int) -> dict:
+    """The checks a multi-host run makes across the network (verify.ACROSS_NETWORK), from this host."""
+    import sys
+
+    from harness import stacks, verify as verifier
+    from harness.contract import deviations
+    from harness.contract.checking import Target
+    (stack,) = stacks.select(stack_name)
+    target = Target(stack.name, host, port, deviations=deviations.by_case(stack.deviations))
+    checks = verifier.run_checks(target, verifier.ACROSS_NETWORK, report=lambda line: print(line, file=sys.stderr))
+    return {"ok": all(c.accepted for c in checks), "passed": sum(c.ok and not c.skipped for c in checks),
+            "failed": [c.name for c in checks if not c.accepted], "skipped": [c.name for c in checks if c.skipped],
+            "deviated": [c.name for c in checks if c.known_deviation],
+            "deviations": [d for c in checks if c.known_deviation for d in c.deviations],
+            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+            "from": os.uname().nodename, "checks_run": [f.__name__ for f in verifier.ACROSS_NETWORK]}
+
+
+def print_json(doc: dict) -> None:
+    print(json.dumps(doc))
