@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from harness import hosts, provision, services, skeleton, stacks, verify
+from harness.bench import knobs
 from harness.config import ROOT, SERVICES, external_services
 
 
@@ -175,12 +176,12 @@ def results_of(path):
 
 
 def cmd_report(args) -> int:
-    from harness import ab, soak
+    from harness import soak
     from harness.bench import run
     if soak.is_soak(args.results):
         try:
             out = soak.report_again(soak.results_dir(args.results))
-        except ab.Usage as e:
+        except knobs.Usage as e:
             print(f"report: {e}", file=sys.stderr)
             return 2
     else:

@@ -13,12 +13,13 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from harness import ab, soak
+from harness.ab import files as ab_files
 from harness.accounting import stats
+from harness.bench import knobs
 from harness.reports import report_md, results
 from harness.reports.report_html import CSS
 from harness.reports.svg import esc
-from harness.soak import compare as soak_compare
+from harness.soak import compare as soak_compare, conclusions, files as soak_files
 
 # figure key, label, formatter, higher is better
 FIGURES = [
@@ -64,16 +65,16 @@ def load(path) -> Run:
         path = found[0]
     try:
         schema = json.loads(path.read_text()).get("schema")
-        if schema == ab.SCHEMA:
-            return Run(path, "ab", ab.read(path))
-        if schema == soak.SCHEMA:
+        if schema == ab_files.SCHEMA:
+            return Run(path, "ab", ab_files.read(path))
+        if schema == soak_files.SCHEMA:
             # Judged again in memory with this harness (as make report does, without rewriting the file):
             # two soaks are compared by the same rules whenever they ran.
-            doc = soak.read(path)
-            soak.rejudge(doc, path.parent)
+            doc = soak_files.read(path)
+            conclusions.rejudge(doc, path.parent)
             return Run(path, "soak", doc)
         return Run(path, "bench", results.read(path))
-    except (ValueError, AttributeError, ab.Usage) as e:
+    except (ValueError, AttributeError, knobs.Usage) as e:
         raise CompareError(f"{path}: {e}") from None
 
 
@@ -120,7 +121,7 @@ def ab_cells(doc: dict) -> dict:
     """(stack, endpoint, "A"/"B", connections) -> Cell, from an ab.json; open-loop p99 as its own cell."""
     cells = {}
     name, e, st = doc["stack"]["name"], doc["endpoint"], doc["settings"]
-    for side in ab.SIDES:
+    for side in ab_files.SIDES:
         text = doc["sides"][side]["text"] or "the defaults"
         closed = cells.setdefault((name, e, side, st["connections"]),
                                   Cell(f"{name} /{e} side {side} ({text}), {st['connections']} conns"))
@@ -229,7 +230,7 @@ def differences(old: Run, new: Run) -> list[str]:
             out += _diff_dict(f"{name} version of", ov[name], nv[name])
     else:
         out += _diff_dict(f"{o['stack']['name']} version of", o.get("versions") or {}, n.get("versions") or {})
-        for side in ab.SIDES:
+        for side in ab_files.SIDES:
             if o["sides"][side]["env"] != n["sides"][side]["env"]:
                 out.append(f"side {side}: `{o['sides'][side]['text']}` → `{n['sides'][side]['text']}`")
     return out

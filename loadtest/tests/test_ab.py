@@ -8,11 +8,13 @@ from abdocs import ab_doc, ab_round
 
 from harness import ab, stacks
 from harness.accounting import cpus, stats
+from harness.bench import knobs
+from harness.verify import golden
 
 
 def test_sides_are_parsed_with_shell_quoting():
-    assert ab.parse_env("", "A") == {}
-    assert ab.parse_env("X=1 JAVA_OPTS='-Xmx1g -Xss512k' EMPTY=", "B") == {
+    assert knobs.parse_env("", "A") == {}
+    assert knobs.parse_env("X=1 JAVA_OPTS='-Xmx1g -Xss512k' EMPTY=", "B") == {
         "X": "1", "JAVA_OPTS": "-Xmx1g -Xss512k", "EMPTY": ""}
 
 
@@ -25,8 +27,8 @@ def test_sides_are_parsed_with_shell_quoting():
     ("X='open", "No closing quotation"),
 ])
 def test_a_bad_side_is_refused_plainly(text, says):
-    with pytest.raises(ab.Usage, match=says):
-        ab.parse_env(text, "B")
+    with pytest.raises(knobs.Usage, match=says):
+        knobs.parse_env(text, "B")
 
 
 def test_settings_come_from_the_environment_with_short_names():
@@ -49,7 +51,7 @@ def test_settings_come_from_the_environment_with_short_names():
     ({"STACK": "x", "ENDPOINT": "hello", "OPEN_RATE": "0"}, "OPEN_RATE=0: at least 1"),
 ])
 def test_bad_settings_are_refused(env, says):
-    with pytest.raises(ab.Usage, match=says):
+    with pytest.raises(knobs.Usage, match=says):
         ab.AbSettings.from_env(env)
 
 
@@ -64,15 +66,15 @@ def test_the_printed_command_gives_back_the_same_sides():
     words = shlex.split(s.command(cpus.Layout([0], [1], [1], "default for 2 CPUs")))
     env = dict(w.split("=", 1) for w in words[2:])
     assert words[:2] == ["make", "ab"]
-    assert ab.parse_env(env["A"], "A") == s.a and ab.parse_env(env["B"], "B") == s.b
+    assert knobs.parse_env(env["A"], "A") == s.a and knobs.parse_env(env["B"], "B") == s.b
     assert env["ROUNDS"] == "3" and env["CONNECTIONS"] == "64" and "CPUS_SERVER" not in env
 
 
 def test_golden_cases_of_one_endpoint():
-    names = {c.name for c in ab.golden_cases("hello")}
+    names = {c.name for c in golden.golden_cases("hello")}
     assert {"hello", "hello HEAD", "POST hello", "trailing slash"} <= names
     assert "case-sensitive path" not in names and not any("redis" in n for n in names)
-    assert all(c.target.split("?")[0].rstrip("/") == "/redis" for c in ab.golden_cases("redis"))
+    assert all(c.target.split("?")[0].rstrip("/") == "/redis" for c in golden.golden_cases("redis"))
 
 
 def test_a_knob_the_stack_never_mentions_is_pointed_out(tmp_path):
@@ -80,7 +82,7 @@ def test_a_knob_the_stack_never_mentions_is_pointed_out(tmp_path):
     (tmp_path / "node_modules").mkdir()
     (tmp_path / "node_modules" / "lib.js").write_text("process.env.HIDDEN\n")
     stack = stacks.Stack(name="t", dir=tmp_path, language="x", framework="x", port=1, build="", run="")
-    assert ab.unread_knobs(stack, {"WORKERS": "2", "WORKRES": "2", "HIDDEN": "1", "IDLE_TIMEOUT_MS": "1"}) == ["HIDDEN", "WORKRES"]
+    assert knobs.unread_knobs(stack, {"WORKERS": "2", "WORKRES": "2", "HIDDEN": "1", "IDLE_TIMEOUT_MS": "1"}) == ["HIDDEN", "WORKRES"]
 
 
 def test_summary_of_a_known_difference_and_its_caveats():

@@ -23,7 +23,9 @@ import pytest
 
 from harness import ab, stacks
 from harness.accounting import cpus, stats
+from harness.bench import knobs
 from harness.bench.nginx_ceiling import free_port
+from harness.verify import golden
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 
@@ -38,7 +40,7 @@ def fake_stack():
 
 
 def run_ab(stack, out, a: str, b: str, rounds: int) -> dict:
-    cfg = ab.AbSettings("abserver", "hello", ab.parse_env(a, "A"), ab.parse_env(b, "B"), rounds=rounds,
+    cfg = ab.AbSettings("abserver", "hello", knobs.parse_env(a, "A"), knobs.parse_env(b, "B"), rounds=rounds,
                         connections=16, duration=1, warmup_max=0)
     doc = ab.read(ab.Ab(cfg, stack, cpus.Layout.from_env(), out).run())
     print(ab.render_md(doc))  # shown when a test fails
@@ -54,7 +56,7 @@ def test_a_big_known_difference_is_real(services_up, fake_stack, tmp_path):
     assert rps["word"] == stats.REAL and rps["better"] is False and rps["change_pct"] < -30, rps
     assert cpu["word"] == stats.REAL and cpu["better"] is False, cpu
     for r in doc["rounds"]:
-        assert r["proof"] == f"{len(ab.golden_cases('hello'))} golden cases of /hello passed"
+        assert r["proof"] == f"{len(golden.golden_cases('hello'))} golden cases of /hello passed"
         assert r["figures"]["errors"] == 0 and r["figures"]["peak_rss_bytes"] > 0
         assert "steal_s" in r["closed"]["stats"] and "foreign_cpu_share" in r["closed"]["stats"]
         assert (tmp_path / "ab" / r["closed"]["raw"]).read_text().startswith("$ taskset")

@@ -7,8 +7,9 @@ import random
 import pytest
 from soakdocs import doc, window
 
-from harness import ab, compare, soak, stacks
+from harness import compare, soak, stacks
 from harness.accounting import gclog
+from harness.bench import knobs
 from harness.soak import report as soak_report, verdicts as soak_verdicts
 
 TH = soak_verdicts.Thresholds()
@@ -319,7 +320,7 @@ def test_bad_settings_are_refused_plainly():
                         ({"STACK_ENV": "oops"}, "not VAR=value"),
                         ({"ENDPOINT": "sleep", "RATE": "10610", "CONNECTIONS": "64"},
                          "64 connections cannot carry 10,610 req/s on /sleep.*at most 6,400 req/s.*CONNECTIONS=256")]:
-        with pytest.raises(ab.Usage, match=said):
+        with pytest.raises(knobs.Usage, match=said):
             soak.SoakSettings.from_env({**base, **extra})
     s = soak.SoakSettings.from_env({**base, "DURATION": "60", "WINDOW": "2", "STALL_FLOOR_MS": "50"})
     assert (s.windows, s.thresholds.stall_floor_ms, s.duration) == (30, 50.0, 60.0)
@@ -444,7 +445,7 @@ def test_the_thresholds_a_soak_was_asked_for_are_kept_and_the_environment_overri
     assert again["windows"][6]["flags"] == ["stall"]
     soak.report_again(out, env={"STALL_FLOOR_MS": "500"}, say=lambda *a: None)
     assert soak.read(out)["verdicts"]["flags"] == []
-    with pytest.raises(ab.Usage, match="STALL_FACTOR"):
+    with pytest.raises(knobs.Usage, match="STALL_FACTOR"):
         soak.report_again(out, env={"STALL_FACTOR": "x"}, say=lambda *a: None)
 
 

@@ -7,88 +7,25 @@ without editing code. Every round starts the stack afresh with its side's enviro
 still answers the endpoint's golden cases (a knob that breaks the contract is refused, not
 measured), warms it up and loads it with the benchmark's own machinery (run.Bench: CPU pinning,
 wrk/oha, /proc accounting, flags). Output: results/ab-<UTC time>/ab.json with raw/ beside it, a
-markdown summary on the terminal, and with SAVE= a compact copy for a stack README to cite.
-"""
+markdown summary on the terminal, and with SAVE= a compact copy for a stack README to cite."""
 import datetime
-import json
 import os
 import pathlib
-import re
 import shlex
 import sys
 import time
-import urllib.parse
 from dataclasses import asdict, dataclass
 
-from harness import contract, services, stacks, verify
-from harness.accounting import cpus, stats
+from harness import services, stacks
+from harness.ab.files import SCHEMA, SCHEMA_VERSION, SIDES, save_compact
+from harness.ab.report import figures, render_md, summarize
+from harness.accounting import cpus
 from harness.bench import machine, plan, run
+from harness.bench.knobs import Usage, env_text, number, parse_env, unread_knobs
 from harness.bench.settings import Settings, with_port_offset
-from harness.config import ROOT, settings as contract_settings
 from harness.contract.cases import ENDPOINTS
-from harness.contract.checking import Target
-from harness.reports import report_md
-
-SCHEMA = "reference-servers/ab"
-SCHEMA_VERSION = 1
-SIDES = ("A", "B")
-NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-SET_BY_HARNESS = {"PORT", "STACK_NAME", "RUN_DIR"}  # stacks.Stack.env() overrides these whatever a side says
-NOT_SOURCE = {"node_modules", "target", "vendor", "build", ".git", "__pycache__"}
-
-# key in a round's figures, label, unit formatter, whether higher is better
-FIGURES = [
-    ("throughput_rps", "req/s", report_md.fmt_rps, True),
-    ("cpu_us_per_request", "CPU µs/req", lambda v: "–" if v is None else f"{v:,.1f}", False),
-    ("p99_ms", "closed p99 ms", report_md.fmt_ms, False),
-    ("open_p99_ms", "open p99 ms", report_md.fmt_ms, False),
-    ("peak_rss_bytes", "peak RSS MiB", report_md.fmt_mib, False),
-]
-
-
-class Usage(ValueError):
-    """Bad input: said plainly, nothing started."""
-
-
-class Refused(RuntimeError):
-    """A side that cannot be measured honestly (it does not start, or breaks the contract)."""
-
-
-def parse_env(text: str, side: str) -> dict[str, str]:
-    """'VAR=value OTHER="a b"' (shell quoting) -> {VAR: value, OTHER: a b}; empty = the stack's defaults."""
-    try:
-        words = shlex.split(text or "")
-    except ValueError as e:
-        raise Usage(f"{side}={text!r}: {e}") from None
-    out: dict[str, str] = {}
-    for word in words:
-        name, eq, value = word.partition("=")
-        if not eq or not NAME.match(name):
-            raise Usage(f"{side}: {word!r} is not VAR=value (a variable name, '=', its value)")
-        if name in SET_BY_HARNESS:
-            raise Usage(f"{side}: {name} is set by the harness for every start and cannot be A/B-tested")
-        if name in out:
-            raise Usage(f"{side}: {name} is given twice")
-        out[name] = value
-    return out
-
-
-def env_text(env: dict[str, str]) -> str:
-    return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-
-
-def number(env, key: str, kind, default, low):
-    """env[key] as `kind` (default when unset or empty), at least `low`; Usage when it is not."""
-    raw = (env.get(key) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise Usage(f"{key}={raw!r} is not a number") from None
-    if value < low:
-        raise Usage(f"{key}={raw}: at least {low}")
-    return value
+from harness.reports import report_md, store
+from harness.verify.golden import Refused, golden_cases, prove
 
 
 @dataclass
@@ -158,88 +95,6 @@ class AbSettings:
         return " ".join(words)
 
 
-def golden_cases(endpoint: str) -> list[contract.Case]:
-    """The contract's cases for one endpoint's path (with or without a trailing slash, any method)."""
-    return [c for c in contract.cases() if urllib.parse.urlsplit(c.target).path.rstrip("/") == f"/{endpoint}"]
-
-
-def unread_knobs(stack: stacks.Stack, env: dict) -> list[str]:
-    """Names that appear nowhere in the stack's own files nor in the contract's defaults: typos,
-    which would measure the defaults twice and call it noise, unless a runtime reads them itself
-    (JAVA_TOOL_OPTIONS, NODE_OPTIONS): so a warning, not a refusal."""
-    known = set(contract_settings())
-    wanted = {n for n in env if n not in known}
-    for path in _source_files(pathlib.Path(stack.dir)):
-        if not wanted:
-            break
-        try:
-            text = path.read_text(errors="ignore")
-        except OSError:
-            continue
-        wanted = {n for n in wanted if n not in text}
-    return sorted(wanted)
-
-
-def _source_files(root: pathlib.Path):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in NOT_SOURCE]
-        for name in filenames:
-            path = pathlib.Path(dirpath, name)
-            try:
-                if path.stat().st_size <= 1 << 20:
-                    yield path
-            except OSError:
-                continue
-
-
-def figures(closed: dict, opened: dict | None) -> dict:
-    """One round's numbers, from the benchmark's run records (RESULTS.md, "A run")."""
-    runs = [r for r in (closed, opened) if r]
-    rss = [((r.get("stats") or {}).get("memory") or {}).get("peak_rss_bytes") for r in runs]
-    return {
-        "throughput_rps": closed.get("throughput_rps"),
-        "cpu_us_per_request": closed.get("cpu_us_per_request"),
-        "p99_ms": (closed.get("latency_ms") or {}).get("p99"),
-        "open_p99_ms": ((opened or {}).get("latency_ms") or {}).get("p99") if opened else None,
-        "open_achieved_fraction": (opened or {}).get("achieved_fraction"),
-        "peak_rss_bytes": max(stats.present(rss), default=None),
-        "errors": sum(sum((r.get("errors") or {}).values()) for r in runs),
-        "steal_s": round(sum((r.get("stats") or {}).get("steal_s") or 0 for r in runs), 3),
-        "foreign_cpu_share": max(stats.present((r.get("stats") or {}).get("foreign_cpu_share") for r in runs), default=None),
-    }
-
-
-def summarize(doc: dict) -> dict:
-    """Per figure: each side's median and spread, B against A, the verdict; and the caveats that
-    apply to the whole run (disturbed rounds, a saturated generator, errors)."""
-    rounds = doc["rounds"]
-    out = {"figures": {}, "caveats": []}
-    for key, label, fmt, higher in FIGURES:
-        if key == "open_p99_ms" and not doc["settings"]["open_rate"]:
-            continue
-        samples = {side: [r["figures"].get(key) for r in rounds if r["side"] == side] for side in SIDES}
-        verdict = stats.compare(samples["A"], samples["B"], higher_is_better=higher, fmt=fmt)
-        out["figures"][key] = {"label": label, "higher_is_better": higher, "samples": samples, **verdict.as_dict()}
-    n = [sum(1 for r in rounds if r["side"] == side) for side in SIDES]
-    out["false_positive_bound"] = round(stats.false_positive_bound(*n), 4) if all(n) else None
-    disturbed = [f"{r['side']}{r['round']}" for r in rounds if "disturbed" in r["flags"]]
-    if disturbed:
-        out["caveats"].append(f"disturbed rounds (foreign CPU over {doc['settings']['foreign_max']:.0%} of the machine, "
-                              f"steal included): {', '.join(disturbed)}; confirm on a quieter machine")
-    saturated = [f"{r['side']}{r['round']}" for r in rounds if "generator-saturated" in r["flags"]]
-    if saturated:
-        out["caveats"].append(f"the load generator was saturated in {', '.join(saturated)}: req/s there is the "
-                              "client's limit, not the server's")
-    behind = [f"{r['side']}{r['round']}" for r in rounds if "behind-rate" in r["flags"]]
-    if behind:
-        out["caveats"].append(f"open loop fell behind the offered rate in {', '.join(behind)}: its p99 describes an overloaded server")
-    errors = {f"{r['side']}{r['round']}": r["figures"]["errors"] for r in rounds if r["figures"].get("errors")}
-    if errors:
-        out["caveats"].append("rounds with errors (non-2xx, socket errors, timeouts): "
-                              + ", ".join(f"{k} {v:,}" for k, v in errors.items()))
-    return out
-
-
 class Ab:
     def __init__(self, cfg: AbSettings, stack: stacks.Stack, layout: cpus.Layout, out_dir: pathlib.Path | None = None):
         self.cfg, self.stack, self.layout = cfg, stack, layout
@@ -249,10 +104,7 @@ class Ab:
         self.doc: dict = {}
 
     def save(self) -> None:
-        path = self.dir / "ab.json"
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.doc, indent=1, ensure_ascii=False))
-        os.replace(tmp, path)
+        store.write(self.doc, self.dir / "ab.json")
 
     def run(self) -> pathlib.Path:
         with run.exclusive():
@@ -342,18 +194,6 @@ class Ab:
         return prove(self.stack, self.cfg.endpoint, self.cases, said)
 
 
-def prove(stack: stacks.Stack, endpoint: str, cases: list, said: str) -> str:
-    """The endpoint's golden cases, byte for byte with their backend reads (verify's own check);
-    Refused when one fails: a configuration that breaks the contract is not measured."""
-    target = Target(stack.name, stack.host, stack.port)
-    checks = verify.check_cases(target, cases)
-    bad = [c for c in checks if not c.ok and not c.skipped]
-    if bad:
-        raise Refused(f"{said} breaks the contract on /{endpoint}, so it is not measured: "
-                      + "; ".join(f"{c.name}: {c.detail}" for c in bad))
-    return f"{len(cases)} golden cases of /{endpoint} passed"
-
-
 def progress_line(rec: dict) -> str:
     f = rec["figures"]
     w = rec["warmup"]
@@ -365,98 +205,6 @@ def progress_line(rec: dict) -> str:
                  + (f", open p99 {report_md.fmt_ms(f['open_p99_ms'])} ms" if rec["open"] else "")
                  + f", peak RSS {report_md.fmt_mib(f['peak_rss_bytes'])} MiB, steal {f['steal_s']:.1f} s")
     return "; ".join(parts) + (f" [{' '.join(rec['flags'])}]" if rec["flags"] else "")
-
-
-def _side_cell(s: dict, fmt) -> str:
-    if not s["n"]:
-        return "–"
-    return fmt(s["median"]) + (f" ({fmt(s['min'])}–{fmt(s['max'])})" if s["n"] > 1 else "")
-
-
-def _verdict_cell(v: dict) -> str:
-    if v["word"] == stats.REAL:
-        return f"**{stats.REAL}**: B {'better' if v['better'] else 'worse'}"
-    return v["word"]
-
-
-def render_md(doc: dict) -> str:
-    """The summary printed on the terminal; it ends with the command that repeats the run."""
-    st, m, lay = doc["settings"], doc["machine"], doc["cpu_layout"]
-    out = [f"## A/B: {doc['stack']['name']} /{doc['endpoint']}, {st['rounds']} rounds a side (A B A B ...), "
-           f"{st['connections']} connections, {st['duration']:g} s each"
-           + (f", open loop at {st['open_rate']:,.0f} req/s" if st["open_rate"] else ""), ""]
-    for side in SIDES:
-        out.append(f"- {side}: `{doc['sides'][side]['text']}`" if doc["sides"][side]["text"] else f"- {side}: the defaults")
-    if doc["sides"]["A"]["env"] == doc["sides"]["B"]["env"]:
-        out.append("- A and B are the same: this run measures the noise alone")
-    out += [f"- {doc['started']}, commit `{(doc['git']['commit'] or '?')[:12]}`{' (uncommitted changes)' if doc['git']['dirty'] else ''}, "
-            f"{m['cpu_model']} ({m['cpus']} CPUs), server on CPU {lay['server']}, load generator on {lay['loadgen']}"]
-    summary = doc.get("summary")
-    if doc.get("refused"):
-        out += ["", f"**Refused**: {doc['refused']}"]
-    if summary:
-        fmts = {key: fmt for key, _, fmt, _ in FIGURES}
-        rows = []
-        for key, v in summary["figures"].items():
-            change = "–" if v["change_pct"] is None else f"{v['change_pct']:+.1f}%"
-            rows.append([v["label"], _side_cell(v["a"], fmts[key]), _side_cell(v["b"], fmts[key]), change,
-                         _verdict_cell(v)])
-        bound = summary["false_positive_bound"]
-        out += ["", "Median of each side's rounds (lowest–highest):", "",
-                report_md.table(["figure", "A", "B", "B vs A", "verdict"], rows), ""]
-        out += [f"- {v['label']}: {v['why']}" for v in summary["figures"].values() if v["word"] != stats.UNKNOWN]
-        if bound is not None and min(sum(r["side"] == s for r in doc["rounds"]) for s in SIDES) < stats.MIN_RUNS:
-            out.append(f"- no verdict with fewer than {stats.MIN_RUNS} rounds a side: identical sides would look "
-                       f"different up to {bound:.0%} of the time")
-        elif bound is not None:
-            out.append(f"- \"real\" needs every run of one side beyond every run of the other and the medians further "
-                       f"apart than either side's spread: identical sides get it for a figure at most {bound:.1%} of "
-                       f"the time at this many rounds (more ROUNDS, less)")
-        out += [f"- ⚑ {c}" for c in summary["caveats"]]
-        out += ["", "Rounds, in the order they ran:", "", report_md.table(
-            ["round", "req/s", "CPU µs/req", "closed p99 ms"] + (["open p99 ms"] if st["open_rate"] else [])
-            + ["peak RSS MiB", "errors", "steal s", "foreign", "flags"],
-            [[f"{r['side']}{r['round']}", report_md.fmt_rps(r["figures"]["throughput_rps"]),
-              fmts["cpu_us_per_request"](r["figures"]["cpu_us_per_request"]), report_md.fmt_ms(r["figures"]["p99_ms"])]
-             + ([report_md.fmt_ms(r["figures"]["open_p99_ms"])] if st["open_rate"] else [])
-             + [report_md.fmt_mib(r["figures"]["peak_rss_bytes"]), f"{r['figures']['errors']:,}",
-                f"{r['figures']['steal_s']:.1f}", report_md.fmt_pct(r["figures"]["foreign_cpu_share"]),
-                ", ".join(r["flags"]) or "ok"] for r in doc["rounds"]])]
-    if not doc.get("complete") and not doc.get("refused"):
-        out += ["", "**This run did not complete**: what is above is what it finished."]
-    out += ["", "Repeat it with:", "", f"    {doc['command']}", ""]
-    return "\n".join(out)
-
-
-def compact(doc: dict) -> dict:
-    """ab.json without raw outputs and per-run accounting: what a stack README cites."""
-    keep = ("schema", "schema_version", "started", "command", "stack", "endpoint", "sides", "settings", "git",
-            "machine", "cpu_layout", "summary")
-    out = {k: doc.get(k) for k in keep}
-    out["compact"] = True
-    out["settings"] = {k: v for k, v in doc["settings"].items() if k not in ("save", "build")}
-    out["rounds"] = [{k: r[k] for k in ("round", "side", "figures", "flags")} for r in doc["rounds"]]
-    return out
-
-
-def save_compact(doc: dict, where: str) -> pathlib.Path:
-    path = pathlib.Path(where)
-    path = path if path.is_absolute() else ROOT / path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(compact(doc), indent=1, ensure_ascii=False) + "\n")
-    return path
-
-
-def read(path) -> dict:
-    path = pathlib.Path(path)
-    if path.is_dir():
-        path = path / "ab.json"
-    doc = json.loads(path.read_text())
-    if doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: not an ab.json of this harness (schema {doc.get('schema')!r})")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: schema_version {doc.get('schema_version')}, this harness reads {SCHEMA_VERSION}")
-    return doc
 
 
 def main(env=None) -> int:
@@ -495,4 +243,3 @@ def main(env=None) -> int:
     if cfg.save:
         print(f"ab: saved {save_compact(ab.doc, cfg.save)}")
     return 0
-

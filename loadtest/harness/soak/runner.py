@@ -12,261 +12,31 @@ After the last window, the GC pauses are read from the runtime's log and placed 
 and the verdicts (soak_verdicts) are drawn: leak, stall, behind, errors, longest GC pause.
 
 Output: results/soak-<UTC time>/results.json (the series and the verdicts), report.html (one page,
-offline), report.md, raw/ (every window's oha JSON, the GC logs, the stack's log).
-"""
+offline), report.md, raw/ (every window's oha JSON, the GC logs, the stack's log)."""
 import datetime
-import json
 import os
 import pathlib
-import resource
-import shlex
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
 
-from harness import ab, services, stacks
-from harness.accounting import cpus, gclog, measure, procstats, stats
-from harness.bench import calibrate, machine, plan, run
-from harness.bench.settings import Settings, with_port_offset
+from harness import services, stacks
+from harness.accounting import cpus, gclog, stats
+from harness.bench import calibrate, knobs, machine, plan, run
+from harness.bench.settings import with_port_offset
 from harness.config import LOG_DIR
 from harness.contract.cases import ENDPOINTS
 from harness.loadgen import oha as loadgen_oha
 from harness.reports import report_md
 from harness.soak import verdicts as soak_verdicts
-
-SCHEMA = "reference-servers/soak"
-SCHEMA_VERSION = 1
-DEFAULT_CONNECTIONS = 64      # when no benchmark says where the stack's knee is
-PEAK_PROBE_S = 10.0           # the closed-loop run that measures the peak when no results.json has it
-OHA_GRACE_S = 30.0            # beyond the window and the request timeout, before a window's oha is killed
-
-
-# The thresholds a make variable sets: field, variable, lowest value.
-THRESHOLD_KNOBS = (("leak_mib_per_h", "LEAK_MIB_PER_H", 0.0), ("leak_min_mib", "LEAK_MIN_MIB", 0.0),
-                   ("stall_factor", "STALL_FACTOR", 1.0), ("stall_floor_ms", "STALL_FLOOR_MS", 0.0),
-                   ("release_fraction", "RELEASE_FRACTION", 0.0))
-
-
-def too_few_connections(endpoint: str, rate: float, connections: int) -> str | None:
-    """Why `connections` cannot carry `rate` (None: they can). Every /sleep request holds its connection
-    for at least the contract's 10 ms, so by Little's law n connections carry at most n / 10 ms req/s;
-    below that the soak only measures its own queue (oha's wait for a free connection)."""
-    if endpoint != "sleep" or connections / calibrate.SLEEP_S > rate:
-        return None
-    return (f"{connections} connections cannot carry {rate:,.0f} req/s on /sleep: each request holds its connection "
-            f"for at least {calibrate.SLEEP_S * 1000:g} ms, so they carry at most {connections / calibrate.SLEEP_S:,.0f} "
-            f"req/s (Little's law); give CONNECTIONS={enough_connections(rate)} or more, or a lower RATE")
-
-
-def enough_connections(rate: float) -> int:
-    """For /sleep: the power of two that keeps at most half the connections waiting out the 10 ms."""
-    need = 2 * rate * calibrate.SLEEP_S
-    n = 1
-    while n < need:
-        n *= 2
-    return n
-
-
-def thresholds_from(env, base: soak_verdicts.Thresholds) -> soak_verdicts.Thresholds:
-    """`base` with every threshold `env` sets (LEAK_MIB_PER_H=...) over it; ab.Usage on a bad value."""
-    th = soak_verdicts.Thresholds(**base.as_dict())
-    for key, name, low in THRESHOLD_KNOBS:
-        setattr(th, key, ab.number(env, name, float, getattr(th, key), low))
-    return th
-
-
-@dataclass
-class SoakSettings:
-    stack: str
-    endpoint: str
-    env: dict = field(default_factory=dict)  # STACK_ENV: over the stack's defaults
-    rate: float | None = None     # req/s; None: rate_fraction x the measured peak
-    rate_fraction: float = 0.5
-    duration: float = 3600.0      # seconds of load
-    window: int = 5               # seconds per window (one oha run each)
-    connections: int | None = None  # None: the knee of the benchmark the peak came from, else 64
-    warmup_max: float = Settings.warmup_max
-    warmup_min: float = Settings.warmup_min
-    timeout_s: int = Settings.timeout_s
-    foreign_max: float = Settings.foreign_max
-    progress_s: float = 60.0      # one progress line per this many seconds
-    build: bool = True
-    thresholds: soak_verdicts.Thresholds = field(default_factory=soak_verdicts.Thresholds)
-
-    @classmethod
-    def from_env(cls, env=None) -> "SoakSettings":
-        env = os.environ if env is None else env
-        stack = (env.get("STACK") or "").strip()
-        endpoint = (env.get("ENDPOINT") or "").strip().lstrip("/")
-        if not stack or "," in stack:
-            raise ab.Usage("STACK=<one stack> is required (see make list)")
-        if endpoint not in ENDPOINTS:
-            raise ab.Usage(f"ENDPOINT={endpoint!r}: one of {', '.join(ENDPOINTS)}")
-        s = cls(stack, endpoint, ab.parse_env(env.get("STACK_ENV", ""), "STACK_ENV"))
-        s.rate = ab.number(env, "RATE", float, None, 1.0)
-        s.rate_fraction = ab.number(env, "RATE_FRACTION", float, s.rate_fraction, 0.01)
-        s.window = ab.number(env, "WINDOW", int, s.window, 1)
-        s.duration = ab.number(env, "DURATION", float, s.duration, 3.0 * s.window)
-        s.connections = ab.number(env, "CONNECTIONS", int, None, 1)
-        s.warmup_max = ab.number(env, "WARMUP_MAX", float, s.warmup_max, 0.0)
-        s.warmup_min = min(s.warmup_min, s.warmup_max)
-        s.timeout_s = ab.number(env, "TIMEOUT", int, s.timeout_s, 1)
-        s.foreign_max = ab.number(env, "FOREIGN_MAX", float, s.foreign_max, 0.0)
-        s.progress_s = ab.number(env, "PROGRESS", float, s.progress_s, 1.0)
-        s.build = (env.get("BUILD") or "").strip() not in ("0", "no", "false")
-        s.thresholds = thresholds_from(env, s.thresholds)
-        if s.rate_fraction > 1:
-            raise ab.Usage(f"RATE_FRACTION={s.rate_fraction:g}: a fraction of the peak, at most 1")
-        if s.rate and s.connections and too_few_connections(endpoint, s.rate, s.connections):
-            raise ab.Usage(too_few_connections(endpoint, s.rate, s.connections))
-        return s
-
-    @property
-    def windows(self) -> int:
-        return max(3, round(self.duration / self.window))
-
-    def bench_settings(self) -> Settings:
-        return Settings(concurrency=[DEFAULT_CONNECTIONS], duration=PEAK_PROBE_S, repeats=1, open_rates=[],
-                        open_duration=float(self.window), warmup_min=self.warmup_min, warmup_max=self.warmup_max,
-                        endpoints=[self.endpoint], stacks=self.stack, calibrate=False, foreign_max=self.foreign_max,
-                        timeout_s=self.timeout_s)
-
-    def as_dict(self) -> dict:
-        out = asdict(self)
-        out.pop("stack"), out.pop("endpoint"), out.pop("env")
-        return out
-
-    def command(self, rate: float, layout: cpus.Layout) -> str:
-        """The make command that repeats this soak at the rate it ran (the CPU layout too, when set)."""
-        words = ["make", "soak", f"STACK={self.stack}", f"ENDPOINT={self.endpoint}", f"RATE={rate:g}",
-                 f"DURATION={self.duration:g}", f"WINDOW={self.window}"]
-        if self.env:
-            words.append("STACK_ENV=" + shlex.quote(ab.env_text(self.env)))
-        if self.connections:
-            words.append(f"CONNECTIONS={self.connections}")
-        if self.warmup_max != Settings.warmup_max:
-            words.append(f"WARMUP_MAX={self.warmup_max:g}")
-        defaults = soak_verdicts.Thresholds()
-        for key, name, _ in THRESHOLD_KNOBS:
-            if getattr(self.thresholds, key) != getattr(defaults, key):
-                words.append(f"{name}={getattr(self.thresholds, key):g}")
-        if layout.source.startswith("environment"):
-            words += [f"CPUS_SERVER={cpus.format_list(layout.server)}", f"CPUS_LOADGEN={cpus.format_list(layout.loadgen)}",
-                      f"CPUS_BACKENDS={cpus.format_list(layout.backends)}"]
-        return " ".join(words)
-
-
-# ---------------------------------------------------------------- the rate
-
-def peak_from_results(root: pathlib.Path, stack: str, endpoint: str, here: dict) -> dict | None:
-    """The newest results.json under `root` that benchmarked `stack` on `endpoint` on this machine
-    (same CPU model and count): its headline req/s and knee. Other machines' peaks say nothing here."""
-    found = []
-    for path in root.glob("*/results.json"):
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if doc.get("schema") != "reference-servers/bench-results":
-            continue
-        m = doc.get("machine") or {}
-        if (m.get("cpu_model"), m.get("cpus")) != (here.get("cpu_model"), here.get("cpus")):
-            continue
-        for s in doc.get("stacks") or []:
-            ep = (s.get("endpoints") or {}).get(endpoint) if s.get("name") == stack else None
-            peak = (((ep or {}).get("headline") or {}).get("throughput_rps") or {}).get("median")
-            if peak:
-                found.append({"peak_rps": peak, "knee_connections": ep.get("knee_connections"),
-                              "headline_connections": ep["headline"].get("connections"),
-                              "source": str(path), "started": doc.get("started"),
-                              "flags": ep["headline"].get("flags") or []})
-    return max(found, key=lambda f: f["started"] or "", default=None)
-
-
-# ---------------------------------------------------------------- one boundary's readings
-
-@dataclass
-class Reading:
-    """Everything read at one window boundary; two consecutive readings make a window's accounting."""
-    mono: float
-    server_cpu: float
-    known_cpu: dict
-    others: dict
-    busy: float
-    steal: float
-    total: float
-    per_cpu: dict
-    harness_cpu: float
-    children_cpu: float
-    rss: int
-    pss: int
-    processes: int
-    started: dict  # pid -> start time (epoch) of the server tree's processes
-
-
-def read_boundary(root: int, backend_pids: dict) -> Reading:
-    procs = procstats.processes()
-    tree = procstats.tree(root, procs)
-    known = {os.getpid()} | {p for p in backend_pids.values() if p} | set(tree)
-    rss = pss = 0
-    for pid in tree:
-        r, p = procstats.memory_bytes(pid)
-        rss, pss = rss + r, pss + p
-    busy, steal, total, per = procstats.machine_cpu_seconds()
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return Reading(time.monotonic(), procstats.tree_cpu_seconds(tree, procs),
-                   {n: procstats.cpu_seconds(p) for n, p in backend_pids.items() if p},
-                   procstats.other_processes_cpu(known, procs), busy, steal, total, per,
-                   me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, rss, pss, len(tree),
-                   {pid: procs[pid].started for pid in tree if pid in procs})
-
-
-def accounting(a: Reading, b: Reading, acct: measure.Accounting, foreign_max: float) -> dict:
-    """The server's CPU and memory over one window, and who else used the machine (measure.account)."""
-    wall = b.mono - a.mono
-    s = measure.account(wall, b.server_cpu - a.server_cpu,
-                        {k: b.known_cpu.get(k, 0) - v for k, v in a.known_cpu.items()},
-                        max(0.0, b.children_cpu - a.children_cpu), b.harness_cpu - a.harness_cpu,
-                        b.busy - a.busy, b.total - a.total, procstats.cpu_delta(a.others, b.others), b.steal - a.steal,
-                        {c: (b.per_cpu[c][0] - a.per_cpu[c][0]) / (b.per_cpu[c][1] - a.per_cpu[c][1])
-                         for c in b.per_cpu if c in a.per_cpu and b.per_cpu[c][1] > a.per_cpu[c][1]}, acct)
-    return {"server_cpu_s": s["server_cpu_s"], "server_cpu_share": s["server_cpu_share"],
-            "rss_bytes": b.rss, "pss_bytes": b.pss, "processes": b.processes, "steal_s": s["steal_s"],
-            "foreign_cpu_share": s["foreign_cpu_share"], "generator_cpu_s": s["generator_cpu_s"],
-            "generator_cpu_share": s["generator_cpu_share"], "harness_cpu_s": s["harness_cpu_s"],
-            "generator_saturated": bool(s["generator_cpu_share"] is not None and s["generator_cpu_share"] > Settings.generator_max),
-            "disturbed": bool(s["foreign_cpu_share"] is not None and s["foreign_cpu_share"] > foreign_max)}
-
-
-# ---------------------------------------------------------------- one window's load
-
-@dataclass
-class WindowRun:
-    i: int
-    proc: subprocess.Popen
-    started_wall: float
-    started_mono: float
-    out: pathlib.Path
-
-
-def window_record(i: int, cfg: SoakSettings, rate: int, wall: float, raw: str, stdout: str, returncode: int | None) -> dict:
-    """One window from its oha JSON: answered/offered, errors, corrected percentiles."""
-    rec = {"i": i, "t_s": i * cfg.window, "seconds": cfg.window, "started": round(wall, 3), "rate": rate,
-           "offered": rate * cfg.window, "raw": raw}
-    try:
-        r = loadgen_oha.parse(stdout, rate, cfg.window)
-    except (loadgen_oha.OhaOutputError, KeyError) as e:
-        rec.update(answered=0, errors={"other": 0}, p50_ms=None, p90_ms=None, p99_ms=None, p999_ms=None,
-                   max_ms=None, mean_ms=None, failure=f"oha exit {returncode}: {str(e).splitlines()[0]}")
-        return rec
-    socket_errors = sum(v for k, v in r["errors"].items() if k != "non_2xx")
-    lat = r["latency_ms"]
-    rec.update(answered=r["requests"] - socket_errors, errors=r["errors"], p50_ms=lat["p50"], p90_ms=lat["p90"],
-               p99_ms=lat["p99"], p999_ms=lat["p99.9"], max_ms=lat["max"], mean_ms=lat["mean"])
-    return rec
+from harness.soak.conclusions import conclude
+from harness.soak.files import SCHEMA, SCHEMA_VERSION, render, write
+from harness.soak.settings import (
+    DEFAULT_CONNECTIONS, PEAK_PROBE_S, SoakSettings, enough_connections, peak_from_results, too_few_connections
+)
+from harness.soak.windows import OHA_GRACE_S, Reading, WindowRun, accounting, read_boundary, window_record
+from harness.verify import golden
 
 
 class Soak:
@@ -298,7 +68,7 @@ class Soak:
                     "finished": None, "complete": False, "interrupted": False, "refused": None, "command": None,
                     "stack": {"name": stack.name, "language": stack.language, "framework": stack.framework,
                               "port": stack.port},
-                    "endpoint": cfg.endpoint, "env": cfg.env, "env_text": ab.env_text(cfg.env),
+                    "endpoint": cfg.endpoint, "env": cfg.env, "env_text": knobs.env_text(cfg.env),
                     "settings": cfg.as_dict(), "plan": None, "git": machine.git(), "machine": machine.describe(),
                     "loadavg_start": machine.loadavg(), "cpu_layout": self.layout.as_dict(), "limits": limits,
                     "tools": machine.tool_versions(self.bench.oha), "versions": machine.stack_versions(stack),
@@ -314,10 +84,10 @@ class Soak:
                 try:
                     stacks.build(stack)
                 except stacks.StackError as e:
-                    raise ab.Refused(str(e)) from None
+                    raise golden.Refused(str(e)) from None
                 self.doc["versions"] = machine.stack_versions(stack)
             self._start_and_soak()
-        except ab.Refused as e:
+        except golden.Refused as e:
             self.doc["refused"] = str(e)
         except KeyboardInterrupt:
             self.doc["interrupted"] = True
@@ -343,7 +113,7 @@ class Soak:
         try:
             gc_env = gclog.environment(self.gc_kind, self.gc_dir, {**os.environ, **cfg.env})
         except gclog.GcLogError as e:
-            raise ab.Refused(str(e)) from None
+            raise golden.Refused(str(e)) from None
         env = {**cfg.env, **gc_env}
         if self.gc_kind in ("jvm", "node"):
             self.doc["gc"].update(log="raw/gc/gc-<pid>.log (JVM unified logging: -Xlog:" + gclog.JVM_TAGS + ")"
@@ -353,9 +123,9 @@ class Soak:
         try:
             self.running = bench.start_pinned(stack, env)
         except stacks.StackError as e:
-            raise ab.Refused(f"{stack.name} did not start: {e}") from None
-        said = f"{stack.name} ({ab.env_text(cfg.env) or 'the defaults'})"
-        self.doc["proof"] = ab.prove(stack, cfg.endpoint, ab.golden_cases(cfg.endpoint), said)
+            raise golden.Refused(f"{stack.name} did not start: {e}") from None
+        said = f"{stack.name} ({knobs.env_text(cfg.env) or 'the defaults'})"
+        self.doc["proof"] = golden.prove(stack, cfg.endpoint, golden.golden_cases(cfg.endpoint), said)
         root = self.running.pid
         if cfg.warmup_max > 0:
             self.say(f"soak: warming up (at most {cfg.warmup_max:g} s) ...", flush=True)
@@ -397,7 +167,7 @@ class Soak:
             self.doc["peak_probe"] = probe
             peak = probe.get("throughput_rps")
             if not peak:
-                raise ab.Refused(f"the peak probe got no answers from {self.stack.name} /{cfg.endpoint}: "
+                raise golden.Refused(f"the peak probe got no answers from {self.stack.name} /{cfg.endpoint}: "
                                  f"{probe.get('failure') or probe['raw']}; give RATE=")
             rate = cfg.rate_fraction * peak
             plan_.update(rate_fraction=cfg.rate_fraction, peak_rps=peak,
@@ -414,7 +184,7 @@ class Soak:
             connections, plan_["connections_source"] = DEFAULT_CONNECTIONS, "the default"
         short = too_few_connections(cfg.endpoint, rate, connections)
         if short and cfg.connections:
-            raise ab.Refused(short)
+            raise golden.Refused(short)
         if short:
             connections = enough_connections(rate)
             plan_["connections_source"] += (f", raised to {connections}: at least {calibrate.SLEEP_S * 1000:g} ms per "
@@ -516,89 +286,6 @@ class Soak:
         conclude(self.doc, self.dir, self.cfg.thresholds)
 
 
-def gc_logs_kept(doc: dict, out_dir: pathlib.Path) -> bool:
-    """Whether out_dir still holds the runtime's GC log (a results.json copied alone does not)."""
-    if doc["gc"]["runtime"] == "jvm":
-        return any((out_dir / "raw" / "gc").glob("gc-*.log"))
-    return doc["gc"]["runtime"] == "node" and (out_dir / "raw" / "stack-run.log").exists()
-
-
-def conclude(doc: dict, out_dir: pathlib.Path, th: soak_verdicts.Thresholds, read_gc: bool = True) -> None:
-    """GC pauses read from the logs and placed in the windows; the verdicts; the flags of each window.
-    `read_gc` False keeps the pauses already in doc (re-judging a soak whose logs are gone)."""
-    gc = doc["gc"]
-    started = {int(p): s for p, s in doc.get("processes", {}).items()}
-    if gc["runtime"] in ("jvm", "node") and doc.get("soak_started") and read_gc:
-        pauses, gc["unreadable_lines"] = gclog.read(gc["runtime"], out_dir / "raw" / "gc", out_dir / "raw" / "stack-run.log",
-                                                    started)
-        gc["available"] = bool(pauses) or gc["runtime"] == "jvm" and any((out_dir / "raw" / "gc").glob("gc-*.log"))
-        gc["why_not"] = None if gc["available"] else "the runtime's GC log holds no line (did the stack start its runtime?)"
-        t0 = doc["soak_started"]
-        end = t0 + sum(w["seconds"] for w in doc["windows"])
-        # Pauses during the warm-up are left out: the soak's verdicts are about the soak.
-        gc["pauses"] = [[None if p.t is None else round(p.t - t0, 3), p.ms, p.kind, p.pid]
-                        for p in pauses if p.t is None or t0 <= p.t < end]
-        gc["before_soak"] = sum(1 for p in pauses if p.t is not None and p.t < t0)
-        lead = doc.get("lead_in")
-        if lead:
-            during = [p.ms for p in pauses if p.t is not None and t0 + lead["t_s"] <= p.t < t0]
-            lead.update(gc_pauses=len(during) if gc["available"] else None,
-                        gc_longest_ms=max(during, default=0.0) if gc["available"] else None)
-    elif not doc.get("soak_started"):
-        gc["why_not"] = gc["why_not"] or "the soak never reached its load"
-    for w in doc["windows"]:
-        inside = [p for p in gc["pauses"] if p[0] is not None and w["t_s"] <= p[0] < w["t_s"] + w["seconds"]]
-        w["gc_pauses"] = len(inside) if gc["available"] else None
-        w["gc_total_ms"] = round(sum(p[1] for p in inside), 3) if gc["available"] else None
-        w["gc_longest_ms"] = max((p[1] for p in inside), default=0.0) if gc["available"] else None
-    # A soak recorded before lead-ins existed has no "lead_in" key: its first window was the start of the load.
-    first_is_lead_in = "lead_in" not in doc
-    doc["verdicts"] = soak_verdicts.judge(doc["windows"], gc["pauses"], gc["available"], gc["why_not"], th,
-                                          doc.get("exited"), doc.get("lead_in"), first_is_lead_in)
-    threshold = doc["verdicts"]["latency"]["threshold_ms"]
-    lead_ins = [doc["lead_in"]] if doc.get("lead_in") else doc["windows"][:1] if first_is_lead_in else []
-    for w in ([doc["lead_in"]] if doc.get("lead_in") else []) + doc["windows"]:
-        flags = soak_verdicts.window_flags(w, threshold, th)
-        if any(w is x for x in lead_ins):
-            flags = ["lead-in"] + [f for f in flags if f == "errors"]
-        w["flags"] = (flags + (["disturbed"] if w.get("disturbed") else [])
-                      + (["generator-saturated"] if w.get("generator_saturated") else []))
-    doc["complete"] = bool(doc["windows"]) and not doc.get("interrupted") and not doc.get("refused") and not doc.get("exited") \
-        and len(doc["windows"]) == (doc.get("plan") or {}).get("windows")
-
-
-def thresholds_for(doc: dict, env=None) -> soak_verdicts.Thresholds:
-    """The thresholds to judge a stored soak by: this harness's defaults; over them the ones the
-    soak's own command set (LEAK_MIB_PER_H=... given to make soak is part of what was asked, and
-    SoakSettings.command writes only those that differ from the defaults); over them the ones `env`
-    sets (make report RESULTS=... STALL_FLOOR_MS=100)."""
-    try:
-        words = shlex.split(doc.get("command") or "")
-    except ValueError:
-        words = []
-    asked = dict(w.split("=", 1) for w in words if "=" in w)
-    th = thresholds_from({name: asked[name] for _, name, _ in THRESHOLD_KNOBS if name in asked},
-                         soak_verdicts.Thresholds())
-    return thresholds_from(os.environ if env is None else env, th)
-
-
-def rejudge(doc: dict, out_dir: pathlib.Path, env=None) -> dict | None:
-    """The verdicts of a stored soak drawn again from its windows with this harness's code and
-    thresholds (thresholds_for), the GC pauses read again from raw/gc when the logs are still there.
-    The verdicts it was saved with are kept once, as `verdicts_as_run`; `rejudged` says when, by
-    which commit, and the flags before. Returns that record (None: nothing was measured to judge)."""
-    if doc.get("verdicts") is None or not doc.get("windows"):
-        return None
-    before = list(doc["verdicts"].get("flags") or [])
-    doc.setdefault("verdicts_as_run", doc["verdicts"])
-    th = thresholds_for(doc, env)
-    conclude(doc, out_dir, th, read_gc=gc_logs_kept(doc, out_dir))
-    doc["rejudged"] = {"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                       "git": machine.git(), "flags_before": before, "flags": doc["verdicts"]["flags"],
-                       "flags_as_run": doc["verdicts_as_run"].get("flags") or []}
-    return doc["rejudged"]
-
-
 class Ticker:
     """The terminal while the soak runs: a line when a window starts or ends a flagged stretch, and
     one progress line every cfg.progress_s seconds (the windows since the last one, and the ETA)."""
@@ -684,70 +371,6 @@ def _sleep_until(t: float) -> None:
         time.sleep(min(left, 0.5))
 
 
-# ---------------------------------------------------------------- files
-
-def write(doc: dict, out_dir: pathlib.Path) -> pathlib.Path:
-    path = out_dir / "results.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False))
-    os.replace(tmp, path)
-    return path
-
-
-def read(path) -> dict:
-    path = pathlib.Path(path)
-    if path.is_dir():
-        path = path / "results.json"
-    doc = json.loads(path.read_text())
-    if doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: not a soak's results.json (schema {doc.get('schema')!r})")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: schema_version {doc.get('schema_version')}, this harness reads {SCHEMA_VERSION}")
-    return doc
-
-
-def report_again(out_dir: pathlib.Path, env=None, say=print) -> pathlib.Path:
-    """`make report RESULTS=results/soak-<...>`: the verdicts drawn again (rejudge), results.json
-    rewritten with them, then the reports."""
-    doc = read(out_dir)
-    done = rejudge(doc, out_dir, env)
-    if done is not None:
-        write(doc, out_dir)
-        th = doc["verdicts"]["thresholds"]
-        said = ", ".join(f"{k} {v:g}" for k, v in th.items())
-        was = " ".join(done["flags_before"]) or "none"
-        now = " ".join(done["flags"]) or "none"
-        say(f"soak: verdicts drawn again from the {len(doc['windows'])} stored windows with this harness "
-            f"(commit {(done['git'].get('commit') or '?')[:12]}; thresholds: {said}): flags {was} -> {now}"
-            + ("" if done["flags_as_run"] == done["flags_before"] else
-               f" (as the soak ran: {' '.join(done['flags_as_run']) or 'none'})"))
-    return render(out_dir, doc)
-
-
-def is_soak(path) -> bool:
-    path = pathlib.Path(path)
-    path = path / "results.json" if path.is_dir() else path
-    try:
-        return json.loads(path.read_text()).get("schema") == SCHEMA
-    except (OSError, ValueError):
-        return False
-
-
-def results_dir(path) -> pathlib.Path:
-    path = pathlib.Path(path)
-    return path if path.is_dir() else path.parent
-
-
-def render(out_dir: pathlib.Path, doc: dict | None = None) -> pathlib.Path:
-    from harness.soak import report as soak_report
-    doc = read(out_dir) if doc is None else doc
-    (out_dir / "report.md").write_text(soak_report.render_md(doc))
-    (out_dir / "report.html").write_text(soak_report.render_html(doc))
-    return out_dir
-
-
-# ---------------------------------------------------------------- make soak
-
 USAGE = ("usage: make soak STACK=<name> ENDPOINT=<" + "|".join(ENDPOINTS) + "> [RATE=<req/s> | RATE_FRACTION=0.5] "
          "[DURATION=3600] [WINDOW=5] [CONNECTIONS=n] [STACK_ENV='VAR=value ...'] [WARMUP_MAX=60] [BUILD=0]")
 
@@ -758,7 +381,7 @@ def main(env=None) -> int:
     try:
         cfg = SoakSettings.from_env(env)
         (stack,) = with_port_offset(stacks.select(cfg.stack), env)
-    except (ab.Usage, stacks.StackError) as e:
+    except (knobs.Usage, stacks.StackError) as e:
         print(f"soak: {e}\n{USAGE}", file=sys.stderr)
         return 2
     reason = stack.unavailable_reason()
@@ -768,7 +391,7 @@ def main(env=None) -> int:
     if not loadgen_oha.binary():
         print("soak: oha not found: the soak's open-loop load needs it (make setup installs it)", file=sys.stderr)
         return 2
-    typos = ab.unread_knobs(stack, cfg.env)
+    typos = knobs.unread_knobs(stack, cfg.env)
     if typos:
         print(f"soak: warning: STACK_ENV sets {', '.join(typos)}, which appear nowhere in {stack.name}/ nor in the "
               "contract's defaults (fine for what the runtime reads itself: JAVA_TOOL_OPTIONS, NODE_OPTIONS)",
