@@ -7,10 +7,9 @@ then runs at once and lists what is left.
 """
 import os
 import re
-import socket
 import string
 
-from harness import stacks
+from harness import ports, stacks
 from harness.config import ROOT, settings
 from harness.docs import figures, published
 
@@ -42,12 +41,6 @@ def check_name(name: str, root=None) -> None:
         raise SkeletonError(f"'{name}' is taken: {taken} already exists")
 
 
-def _listening(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.3):
-            return True
-    except OSError:
-        return False
 
 
 def next_port(root=None, host: str | None = None) -> int:
@@ -55,7 +48,7 @@ def next_port(root=None, host: str | None = None) -> int:
     host = host or settings()["HOST"]
     claimed = {s.port for s in stacks.discover(root or ROOT)}
     port = max(claimed, default=FIRST_PORT - 1) + 1
-    while port in claimed or _listening(host, port):
+    while port in claimed or ports.listening(host, port):
         port += 1
     if port > 65535:
         raise SkeletonError("no free port above the stacks' highest; set port in the new stack.toml by hand")

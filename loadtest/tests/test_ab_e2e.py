@@ -24,7 +24,7 @@ import pytest
 from harness import ab, stacks
 from harness.accounting import cpus, stats
 from harness.bench import knobs
-from harness.bench.nginx_ceiling import free_port
+from harness.ports import free_port
 from harness.verify import golden
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out

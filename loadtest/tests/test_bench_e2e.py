@@ -8,8 +8,8 @@ from conftest import first_available_stack
 
 from harness.accounting import cpus
 from harness.bench import run, settings
-from harness.bench.nginx_ceiling import free_port
 from harness.loadgen import oha as loadgen_oha
+from harness.ports import free_port
 from harness.reports import results
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out

@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from harness import contract, stacks, verify
-from harness.bench.nginx_ceiling import free_port
 from harness.config import settings
+from harness.ports import free_port
 from harness.verify import error_proxy
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out

@@ -13,9 +13,9 @@ from dataclasses import replace
 import pytest
 
 from harness import stacks
-from harness.bench.nginx_ceiling import free_port
 from harness.contract import deviations, protocol
 from harness.contract.checking import Target
+from harness.ports import free_port
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 

@@ -6,8 +6,8 @@ import pymysql
 import pytest
 import redis as redislib
 
-from harness import contract, services
-from harness.services import backends
+from harness import contract, ports, services
+from harness.services import backends, local
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 
@@ -20,7 +20,7 @@ def test_a_second_start_is_a_no_op(services_up):
 
 
 def test_stale_pid_file_and_occupied_port_get_a_clear_message(services_up):
-    pidfile = services._pidfile("redis")
+    pidfile = local._pidfile("redis")
     real = pidfile.read_text()
     pidfile.write_text("999999\n")  # a process that does not exist
     try:
@@ -115,7 +115,7 @@ def test_stop_and_start_again_reseeds(services_up):
     services.stop("memcache", quiet=True)
     assert services.pid("memcache") is None
     # stop() returns only once the port is released, or start() would take it for a stranger's
-    assert not services._port_open(*services._port("memcache"))
+    assert not ports.listening(*local._port("memcache"))
     assert services.start("memcache", quiet=True) == "started"
     assert backends.Memcache().client.get("greeting:5").decode() == contract.greetings()[5]
 

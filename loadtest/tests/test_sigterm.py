@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.bench.nginx_ceiling import free_port
+from harness.ports import free_port
 
 LOADTEST = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from harness import __main__ as cli, contract, skeleton, stacks
+from harness import __main__ as cli, contract, ports, skeleton, stacks
 from harness.config import ROOT
 from harness.contract.checking import Target, case_problems
 from harness.docs import check
@@ -44,7 +44,7 @@ def test_the_skeleton_is_a_valid_stack_on_the_next_free_port(tmp_path):
     assert sorted(p.name for p in where.iterdir()) == [".gitignore", "NOTES.md", "README.md", "server.py", "stack.toml"]
     found = {s.name: s for s in stacks.discover(tmp_path)}  # discover refuses a port claimed twice
     assert found["go-nethttp"].port == port > 18100
-    assert not skeleton._listening(found["go-nethttp"].host, port)
+    assert not ports.listening(found["go-nethttp"].host, port)
     readme = (where / "README.md").read_text()
     assert readme.startswith("# go-nethttp: ")
     assert "| knob | value | why | measured effect | evidence |" in readme

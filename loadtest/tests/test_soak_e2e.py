@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from harness import compare, soak, stacks
-from harness.bench.nginx_ceiling import free_port
+from harness.ports import free_port
 from harness.soak import report as soak_report
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out

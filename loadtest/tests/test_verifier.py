@@ -8,8 +8,8 @@ import pytest
 from brokenproxy import BrokenProxy
 
 from harness import stacks, verify
-from harness.bench.nginx_ceiling import free_port
 from harness.contract import protocol
+from harness.ports import free_port
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
 

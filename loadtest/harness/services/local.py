@@ -8,10 +8,10 @@ import getpass
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 
+from harness import ports
 from harness.accounting import procstats
 from harness.config import LOG_DIR, RUN_DIR, SERVICES, external_services, settings
 from harness.services import backends
@@ -146,12 +146,6 @@ def _alive(pid: int | None) -> bool:
         return False
 
 
-def _port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def _answers(name: str) -> bool:
@@ -199,7 +193,7 @@ def start(name: str, quiet: bool = False) -> str:
     if pid:
         _pidfile(name).unlink()
         say(f"{name}: removed stale pid file (pid {pid} is gone)")
-    if _port_open(host, port):
+    if ports.listening(host, port):
         raise ServiceError(
             f"{name}: {host}:{port} is already in use by a process this project did not start. "
             f"Stop it, choose another port ({name.upper()}_PORT=...), or use it as is with EXTERNAL_SERVICES={name}")
@@ -224,7 +218,7 @@ def _wait_ready(name: str, proc) -> None:
             raise ServiceError(f"{name} exited with code {proc.returncode} while starting:\n{tail(_log(name))}")
         if name == "mysql" and proc is not None:
             # Until bootstrap has created the user, only the root socket can answer.
-            if (_dir("mysql") / "mysqld.sock").exists() and _port_open(*_port(name)):
+            if (_dir("mysql") / "mysqld.sock").exists() and ports.listening(*_port(name)):
                 return
         elif _answers(name):
             return

@@ -5,6 +5,7 @@ import socket
 import subprocess
 import time
 
+from harness import ports
 from harness.accounting import procstats
 from harness.config import LOG_DIR
 from harness.stacks.manifest import Stack, StackError
@@ -48,12 +49,6 @@ def _tail(path, lines: int = 25) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def _listening(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.3):
-            return True
-    except OSError:
-        return False
 
 
 class Running:
@@ -114,7 +109,7 @@ class Running:
 
 def start(stack: Stack, env: dict[str, str] | None = None) -> Running:
     """Start the stack's run command; `env` overrides settings (the verifier's short time limits)."""
-    if _listening(stack.host, stack.port):
+    if ports.listening(stack.host, stack.port):
         raise StackError(f"{stack.name}: port {stack.port} is already in use; stop whatever listens there")
     log = log_path(stack, "run")
     out = open(log, "w")
