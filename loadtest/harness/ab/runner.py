@@ -114,12 +114,11 @@ class Ab:
         cfg, stack = self.cfg, self.stack
         limits = run.raise_nofile()
         started_at = datetime.datetime.now(datetime.timezone.utc)
-        self.doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "started": started_at.isoformat(timespec="seconds"),
-                    "finished": None, "complete": False, "refused": None, "command": cfg.command(self.layout),
+        self.doc = {**machine.run_header(SCHEMA, SCHEMA_VERSION, started_at),
+                    "refused": None, "command": cfg.command(self.layout),
                     "stack": {"name": stack.name, "framework": stack.framework, "port": stack.port},
                     "endpoint": cfg.endpoint, "sides": {s: {"env": cfg.env_of(s), "text": env_text(cfg.env_of(s))} for s in SIDES},
-                    "settings": cfg.knobs(), "git": machine.git(), "machine": machine.describe(),
-                    "loadavg_start": machine.loadavg(), "cpu_layout": self.layout.as_dict(), "limits": limits,
+                    "settings": cfg.knobs(), "cpu_layout": self.layout.as_dict(), "limits": limits,
                     "tools": machine.tool_versions(self.bench.oha), "versions": machine.stack_versions(stack),
                     "rounds": [], "summary": None}
         self.save()

@@ -190,3 +190,10 @@ def library_versions(stack_dir) -> dict:
             except Exception as e:  # noqa: BLE001 - a lock file we cannot read is reported, not fatal
                 out[name] = f"unreadable: {e}"
     return out
+
+
+def run_header(schema: str, version: int, started_at) -> dict:
+    """What every run's document opens with (bench, multi-host, ab, soak): which document, when, on
+    what, from which commit; finished and complete are set when it ends."""
+    return {"schema": schema, "schema_version": version, "started": started_at.isoformat(timespec="seconds"),
+            "finished": None, "complete": False, "git": git(), "machine": describe(), "loadavg_start": loadavg()}

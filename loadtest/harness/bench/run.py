@@ -370,10 +370,8 @@ class Bench:
         if not self.oha:
             print("bench: oha not found: open-loop runs are skipped", file=sys.stderr)
         self.progress = plan.Progress(estimate["total_s"])
-        self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION, "run_id": self.dir.name,
-                    "started": started_at.isoformat(timespec="seconds"), "finished": None,
-                    "complete": False, "git": machine.git(), "machine": machine.describe(),
-                    "loadavg_start": machine.loadavg(), "settings": self.s.as_dict(), "estimate": estimate,
+        self.doc = {**machine.run_header(results.SCHEMA, results.SCHEMA_VERSION, started_at), "run_id": self.dir.name,
+                    "settings": self.s.as_dict(), "estimate": estimate,
                     "cpu_layout": self.layout.as_dict(), "limits": limits,
                     "tools": machine.tool_versions(self.oha),
                     "services": {n: ("external" if n in external_services() else "local") for n in SERVICES},

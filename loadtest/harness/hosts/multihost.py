@@ -449,9 +449,7 @@ class MultiHostBench:
 
     def _run(self, selected) -> pathlib.Path:
         started_at = datetime.datetime.now(datetime.timezone.utc)
-        self.doc = {"schema": results.SCHEMA, "schema_version": results.SCHEMA_VERSION,
-                    "started": started_at.isoformat(timespec="seconds"), "finished": None, "complete": False,
-                    "git": machine.git(), "machine": machine.describe(), "loadavg_start": machine.loadavg(),
+        self.doc = {**machine.run_header(results.SCHEMA, results.SCHEMA_VERSION, started_at),
                     "settings": self.s.as_dict(), "roles": self.roles.as_dict(),
                     # No CPU lists: each role has a host's every CPU (see "hosts").
                     "cpu_layout": {"source": "one host per role", "server": "", "loadgen": "", "backends": ""},

@@ -64,13 +64,12 @@ class Soak:
         cfg, stack = self.cfg, self.stack
         limits = run.raise_nofile()
         started_at = datetime.datetime.now(datetime.timezone.utc)
-        self.doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "started": started_at.isoformat(timespec="seconds"),
-                    "finished": None, "complete": False, "interrupted": False, "refused": None, "command": None,
+        self.doc = {**machine.run_header(SCHEMA, SCHEMA_VERSION, started_at),
+                    "interrupted": False, "refused": None, "command": None,
                     "stack": {"name": stack.name, "language": stack.language, "framework": stack.framework,
                               "port": stack.port},
                     "endpoint": cfg.endpoint, "env": cfg.env, "env_text": knobs.env_text(cfg.env),
-                    "settings": cfg.as_dict(), "plan": None, "git": machine.git(), "machine": machine.describe(),
-                    "loadavg_start": machine.loadavg(), "cpu_layout": self.layout.as_dict(), "limits": limits,
+                    "settings": cfg.as_dict(), "plan": None, "cpu_layout": self.layout.as_dict(), "limits": limits,
                     "tools": machine.tool_versions(self.bench.oha), "versions": machine.stack_versions(stack),
                     "gc": {"runtime": self.gc_kind, "log": None, "available": False,
                            "why_not": gclog.NO_GC_LOG.get(self.gc_kind), "pauses": []},
