@@ -267,6 +267,13 @@ def cmd_on_host(args) -> int:
         split = args.rest.index("--")
         opts = dict(zip(args.rest[:split:2], args.rest[1:split:2]))
         doc = on_host.load(args.rest[split + 1:], float(opts["--timeout"]), opts.get("--oha-db"))
+    elif args.what == "settle":
+        opts = dict(zip(args.rest[0::2], args.rest[1::2]))
+        doc = on_host.settle(opts["--host"], int(opts["--port"]))
+    elif args.what == "ceiling":
+        opts = dict(zip(args.rest[0::2], args.rest[1::2]))
+        expected = float(opts["--expected"]) if opts.get("--expected") else None
+        doc = on_host.ceiling(opts["--endpoint"], int(opts["--connections"]), float(opts["--seconds"]), expected)
     else:  # verify
         opts = dict(zip(args.rest[0::2], args.rest[1::2]))
         doc = on_host.verify(opts["--stack"], opts["--host"], int(opts["--port"]))
@@ -337,7 +344,7 @@ def main(argv=None) -> int:
         if name == "sim-hosts":
             p.add_argument("action", choices=("up", "down"))
         if name == "on-host":
-            p.add_argument("what", choices=("describe", "sample", "rtt", "load", "verify", "mysql"))
+            p.add_argument("what", choices=("describe", "sample", "rtt", "load", "verify", "mysql", "settle", "ceiling"))
             p.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     try:

@@ -2,7 +2,8 @@ import os
 
 import pytest
 
-from harness import services, stacks, verify
+from harness import services, stacks
+from harness.contract.checking import Target
 
 
 @pytest.fixture(scope="session")
@@ -34,4 +35,4 @@ def reference_stack(services_up):
 
 @pytest.fixture
 def target(reference_stack):
-    return verify.Target(reference_stack.name, reference_stack.host, reference_stack.port)
+    return Target(reference_stack.name, reference_stack.host, reference_stack.port)

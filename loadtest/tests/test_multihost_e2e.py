@@ -15,6 +15,7 @@ from conftest import first_available_stack
 
 from harness import hosts
 from harness.bench import settings
+from harness.config import ROOT
 from harness.hosts import multihost, simulated as simhosts
 from harness.loadgen import merge, wrk as loadgen_wrk
 from harness.reports import results
@@ -36,7 +37,7 @@ def across(sim_hosts, monkeypatch):
     """The environment of `make bench-all` pointed at the simulated hosts; returns the roles."""
     for k, v in sim_hosts.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setenv("HOSTS_CHECKOUT", str(hosts.ROOT))
+    monkeypatch.setenv("HOSTS_CHECKOUT", str(ROOT))
     for k in ("EXTERNAL_SERVICES", "SERVER_ADDR", "BACKEND_ADDR"):
         monkeypatch.delenv(k, raising=False)
     return hosts.roles_from_env(all_services_external=False)
@@ -106,9 +107,15 @@ def test_a_short_bench_across_simulated_hosts_merges_both_clients_and_stops_ever
         assert closed["server_host"]["tree_cpu_s"] > 0
         (opened,) = ep["open_loop"]
         assert opened["merged_from"] == 2 and opened["latency_corrected"]
+        # Settled before each run, seen from a client host, as the one-box run does (bench/endpoint.py).
+        assert closed["settle_s"] >= 0 and opened["settle_s"] >= 0
         assert opened["requests"] == sum(h["requests"] for h in opened["per_host"]) > 0
         requests += closed["requests"] + opened["requests"]
     assert entry["endpoints"]["redis"]["sweep"][0]["backend_host"]["tree_cpu_s"] > 0
+    # The backend's own tool beside the headline, from the server host across the backend's link.
+    ceiling = entry["endpoints"]["redis"]["adjacent_ceiling"]
+    assert ceiling["host"] == "server" and ceiling["tool"] == "redis-benchmark" and ceiling["throughput_rps"] > 0
+    assert "GET" in (out / ceiling["raw"]).read_text() and "adjacent_ceiling" not in entry["endpoints"]["hello"]
     # The traffic crossed the links: the server's link received at least every request's bytes
     # ("GET /hello HTTP/1.1" and a Host line alone are over 40), each client's sent its share,
     # and the backend's carried the /redis queries.
@@ -175,9 +182,9 @@ def test_a_host_that_does_not_share_the_checkout_gets_a_copy_over_ssh(across, mo
     assert not hosts.shares_this_checkout(client)
     hosts.ship_checkout(client)
     copy = tmp_path / "copy"
-    assert (copy / "Makefile").read_bytes() == (hosts.ROOT / "Makefile").read_bytes()
+    assert (copy / "Makefile").read_bytes() == (ROOT / "Makefile").read_bytes()
     assert (copy / "loadtest" / "harness" / "hosts.py").read_bytes() == \
-        (hosts.ROOT / "loadtest" / "harness" / "hosts.py").read_bytes()
+        (ROOT / "loadtest" / "harness" / "hosts.py").read_bytes()
     # What git ignores stays behind: the host builds and runs its own.
     assert not (copy / ".venv").exists() and not (copy / ".run").exists() and not (copy / "results").exists()
 
@@ -187,10 +194,10 @@ def test_ctrl_c_mid_level_stops_everything_on_every_host(across, stack, tmp_path
     left on any host, long before the level would have ended by itself (the generators are tied to
     their ssh connections and hung up; the stack and the services are stopped on the way out). Untied,
     the run waited for its generators to finish and the test failed."""
-    env = {**os.environ, "PYTHONPATH": str(hosts.ROOT / "loadtest"), "RESULTS_DIR": str(tmp_path),
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "loadtest"), "RESULTS_DIR": str(tmp_path),
            "STACK": stack.name, "ENDPOINT": "hello", "CONCURRENCY": "8", "DURATION": "60", "REPEATS": "1",
            "OPEN_RATES": "", "WARMUP_MAX": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "bench"], cwd=hosts.ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "bench"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     client1 = next(h for h in simhosts.hosts() if h.role == "client1")
     try:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness import stacks
+from harness.config import raise_nofile
 from harness.contract import deviations, protocol
 from harness.contract.checking import Target
 from harness.ports import free_port
@@ -62,7 +62,7 @@ CAUGHT_BY = [
 
 @contextlib.contextmanager
 def lax_server(fault: str, limits: protocol.Limits):
-    stacks.raise_nofile(limits.idle_connections * 2 + 1024)  # the server inherits it
+    raise_nofile(limits.idle_connections * 2 + 1024)  # the server inherits it
     port = free_port("127.0.0.1")
     proc = subprocess.Popen([sys.executable, str(LAX), str(port), fault, str(limits.head_timeout_ms),
                              str(limits.idle_timeout_ms)])

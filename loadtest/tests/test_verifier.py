@@ -9,6 +9,7 @@ from brokenproxy import BrokenProxy
 
 from harness import stacks, verify
 from harness.contract import protocol
+from harness.contract.checking import Target
 from harness.ports import free_port
 
 pytestmark = pytest.mark.e2e  # real servers, services or load: `pytest -m "not e2e"` leaves them out
@@ -18,7 +19,7 @@ only = functools.partial  # readability: a check narrowed to one backend
 
 def run(target, proxy_fault, check):
     with BrokenProxy((target.host, target.port), proxy_fault) as proxy:
-        proxied = verify.Target(target.name, "127.0.0.1", proxy.port, target.services)
+        proxied = Target(target.name, "127.0.0.1", proxy.port, target.services)
         return check(proxied)
 
 
@@ -88,7 +89,7 @@ def test_a_failed_case_shows_which_bytes(target):
 
 def test_a_server_that_stops_answering_fails_every_check_without_waiting_out_each_request(target):
     with BrokenProxy((target.host, target.port), "stall") as proxy:
-        proxied = verify.Target(target.name, "127.0.0.1", proxy.port, target.services)
+        proxied = Target(target.name, "127.0.0.1", proxy.port, target.services)
         results = verify.run_checks(proxied, report=lambda line: None)
     assert results and not any(c.ok for c in results), [(c.name, c.ok) for c in results]
     golden, reads, *rest = results

@@ -14,7 +14,7 @@ import time
 
 from harness import config, services, stacks, verify
 from harness.accounting import cpus, measure, procstats
-from harness.bench import calibrate, machine, plan
+from harness.bench import calibrate, endpoint as endpoint_runner, machine, plan
 from harness.bench.nginx_ceiling import Nginx
 from harness.bench.settings import Settings
 from harness.config import ROOT, RUN_DIR, SERVICES, external_services
@@ -26,8 +26,6 @@ from harness.services import backends
 
 RESULTS_ROOT = pathlib.Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
 WARMUP_CONNECTIONS = 64
-SETTLE_MAX = 10.0  # seconds to wait for a stack to drain the previous run's queue
-SETTLE_FAST = 0.2  # ... until GET /hello answers within this
 BEHIND_RATE = 0.9  # an open-loop run answering less than this share of the offered requests is flagged
 NOFILE_WANTED = 1 << 20
 
@@ -220,65 +218,12 @@ class Bench:
                         "rates_rps": rates, "connections": WARMUP_CONNECTIONS}
 
     def settle(self, stack) -> float:
-        """Wait (at most SETTLE_MAX s) until /hello answers quickly again: work queued by the previous
-        run (1024 connections' worth of backend calls) must not spill into the next measurement."""
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < SETTLE_MAX:
-            t = time.monotonic()
-            try:
-                if fetch(stack.host, stack.port, "GET", "/hello", 2.0).status == 200 and time.monotonic() - t < SETTLE_FAST:
-                    break
-            except Exception:  # noqa: BLE001 - not answering yet is what we wait out
-                pass
-            time.sleep(0.1)
-        return round(time.monotonic() - t0, 2)
-
-    def bench_endpoint(self, stack, root: int, endpoint: str) -> dict:
-        def closed(c: int, repeat: int | None) -> dict:
-            settle = self.settle(stack)
-            name = f"{stack.name}-{endpoint}-c{c}" + (f"-repeat{repeat}" if repeat else "")
-            rec = self.closed_run(stack.url, endpoint, c, self.s.duration, root, f"{name}.txt")
-            rec["settle_s"] = settle
-            if repeat:
-                said = f"req/s (repeat {repeat}) "
-            else:
-                ratio = results.ratio(rec.get("throughput_rps"), results.ceiling_for(self.doc, endpoint, c))
-                said = (f"req/s p99 {rec.get('latency_ms', {}).get('p99', 0) or 0:8.2f} ms "
-                        f"{'' if ratio is None else f'{ratio:5.0%} of ceiling '}")
-            self.say(self.s.duration + plan.TOOL_OVERHEAD_S,
-                     f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} {said}"
-                     f"{' '.join(rec['flags'])}")
-            return rec
-
-        out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
-        if plan.measures_adjacent_ceiling(self.s, endpoint):
-            out["adjacent_ceiling"] = self.adjacent_ceiling(stack, endpoint, out["headline"]["connections"])
-        peak = out["headline"]["throughput_rps"]["median"]
-        for frac in self.s.open_rates:
-            if not self.oha:
-                out["open_loop"].append({"kind": "open", "fraction_of_peak": frac, "skipped": "oha not installed (make setup)"})
-                continue
-            if not peak:
-                continue
-            rate = peak * frac
-            settle = self.settle(stack)
-            rec = self.open_run(stack.url, endpoint, rate, results.open_loop_connections(out), root,
-                                f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
-            rec["fraction_of_peak"] = frac
-            rec["settle_s"] = settle
-            out["open_loop"].append(rec)
-            lat = rec.get("latency_ms") or {}
-            self.say(self.s.open_duration + plan.TOOL_OVERHEAD_S,
-                     f"{stack.name:14} {endpoint:8} open {frac:.0%} = {rate:,.0f} req/s: answered "
-                     f"{rec.get('achieved_fraction') or 0:.0%} of offered, p99 {lat.get('p99') or 0:.2f} ms p99.9 "
-                     f"{lat.get('p99.9') or 0:.2f} ms {' '.join(rec['flags'])}")
-        return out
+        return endpoint_runner.settle(stack.host, stack.port)
 
     def adjacent_ceiling(self, stack, endpoint: str, connections: int) -> dict:
         """The backend tool's ceiling again, at the headline's connections, right after the headline
         runs (the stack idle): the share of the bound divides by it rather than by the ceiling of the
         run's start, which on a machine whose speed drifts may be most of an hour away."""
-        self.settle(stack)
         at_start = results.ceiling_for(self.doc, endpoint, connections)
         rec = calibrate.backend_ceiling(endpoint, connections, self.s.calibration_duration,
                                         self.layout.taskset("server"), self.acct(None), self.dir / "raw",
@@ -347,7 +292,7 @@ class Bench:
                     entry["status"] = "error"
                     entry["reason"] = f"the stack exited (code {running.proc.returncode}) before {endpoint}; see {running.log}"
                     break
-                entry["endpoints"][endpoint] = self.bench_endpoint(stack, running.pid, endpoint)
+                entry["endpoints"][endpoint] = endpoint_runner.measure(OnThisBox(self, running.pid), stack, endpoint)
                 self.save()
         return entry
 
@@ -406,6 +351,35 @@ class Bench:
         print(f"\nbench: done in {plan.fmt(self.doc['duration_s'])} (estimated {plan.fmt(estimate['total_s'])}); "
               f"report: {self.dir / 'report.html'} and report.md")
         return self.dir
+
+
+class OnThisBox:
+    """endpoint.Where on one box: the loads run here on the load generator's CPUs, with the server
+    tree under `root` accounted; the backend tool's ceiling runs on the server's CPUs."""
+
+    def __init__(self, bench: Bench, root: int):
+        self.bench, self.root, self.s, self.doc = bench, root, bench.s, bench.doc
+
+    def settle(self, stack) -> float:
+        return self.bench.settle(stack)
+
+    def load_closed(self, stack, endpoint: str, connections: int, duration: float, raw_name: str) -> dict:
+        return self.bench.closed_run(stack.url, endpoint, connections, duration, self.root, raw_name)
+
+    def load_open(self, stack, endpoint: str, rate: float, connections: int, raw_name: str) -> dict:
+        return self.bench.open_run(stack.url, endpoint, rate, connections, self.root, raw_name)
+
+    def adjacent_ceiling(self, stack, endpoint: str, connections: int) -> dict:
+        return self.bench.adjacent_ceiling(stack, endpoint, connections)
+
+    def open_loop_unavailable(self) -> str | None:
+        return None if self.bench.oha else "oha not installed (make setup)"
+
+    def tell(self, planned_s: float, line: str) -> None:
+        self.bench.say(planned_s, line)
+
+    def origin(self, record: dict) -> str:
+        return ""
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ import time
 
 from harness import hosts, stacks
 from harness.accounting import measure
-from harness.bench import machine, plan
+from harness.bench import endpoint as endpoint_runner, machine, plan
 from harness.bench.run import BEHIND_RATE, exclusive, new_run_dir, render
 from harness.bench.settings import Settings
 from harness.config import SERVICES, external_services, settings as contract_settings
@@ -393,30 +393,44 @@ class MultiHostBench:
                   **merge.open_loop(parts, rate, self.s.open_duration)}
         return self.finish_record(record, entries, accounting)
 
-    def bench_endpoint(self, stack, endpoint: str) -> dict:
-        def closed(c: int, repeat: int | None) -> dict:
-            name = f"{stack.name}-{endpoint}-c{c}" + (f"-repeat{repeat}" if repeat else "")
-            rec = self.closed_run(stack, endpoint, c, self.s.duration, f"{name}.txt")
-            if not repeat:
-                self.say(f"{stack.name:14} {endpoint:8} c={c:<5} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
-                         f"p99 {(rec.get('latency_ms') or {}).get('p99') or 0:8.2f} ms from {rec.get('merged_from', 0)} "
-                         f"client host(s) {' '.join(rec['flags'])}")
-                self.save()
-            return rec
+    # ------------------------------------------------------------------ endpoint.Where
 
-        out = results.closed_loop(self.s.concurrency, self.s.repeats, closed)
-        peak = out["headline"]["throughput_rps"]["median"]
-        for frac in self.s.open_rates if peak else []:
-            rec = self.open_run(stack, endpoint, peak * frac, results.open_loop_connections(out),
-                                f"{stack.name}-{endpoint}-open{int(frac * 100)}.txt")
-            rec["fraction_of_peak"] = frac
-            out["open_loop"].append(rec)
-            lat = rec.get("latency_ms") or {}
-            self.say(f"{stack.name:14} {endpoint:8} open {frac:.0%} = {peak * frac:,.0f} req/s: answered "
-                     f"{rec.get('achieved_fraction') or 0:.0%} of offered, p99 {lat.get('p99') or 0:.2f} ms "
-                     f"from {rec.get('merged_from', 0)} client host(s) {' '.join(rec['flags'])}")
-            self.save()
-        return out
+    def load_closed(self, stack, endpoint: str, connections: int, duration: float, raw_name: str) -> dict:
+        return self.closed_run(stack, endpoint, connections, duration, raw_name)
+
+    def load_open(self, stack, endpoint: str, rate: float, connections: int, raw_name: str) -> dict:
+        return self.open_run(stack, endpoint, rate, connections, raw_name)
+
+    def settle(self, stack) -> float:
+        """Seen from the first client host, as the load sees the stack."""
+        client = self.roles.clients[0]
+        return self.on_host(client, f"settle --host {self.addresses['server']} --port {stack.port}",
+                            timeout=endpoint_runner.SETTLE_MAX + 60)["settle_s"]
+
+    def adjacent_ceiling(self, stack, endpoint: str, connections: int) -> dict:
+        """The backend's tool on the server host (where the stack is the backend's client), the stack
+        idle, at the headline's connections; its output kept in raw/ like the one-box run's."""
+        seconds = self.s.calibration_duration
+        rec = self.on_host(self.roles.server, f"ceiling --endpoint {endpoint} --connections {connections} "
+                                              f"--seconds {seconds:g}", timeout=seconds * 20 + 120)
+        name = f"{stack.name}-ceiling-{endpoint}-c{connections}.txt"
+        (self.dir / "raw").mkdir(parents=True, exist_ok=True)
+        (self.dir / "raw" / name).write_text(rec.pop("raw_text", ""))
+        rec["raw"] = f"raw/{name}"
+        rec["host"] = "server"
+        self.say(f"{stack.name:14} {endpoint:8} c={connections:<5} {rec.get('tool')} "
+                 f"{rec.get('throughput_rps') or 0:>10,.0f} req/s (ceiling beside the headline, on the server host)")
+        return rec
+
+    def open_loop_unavailable(self) -> str | None:
+        return None  # oha is found on each client host (on_host.load); a host without it fails its run, said there
+
+    def tell(self, planned_s: float, line: str) -> None:
+        self.say(line)
+        self.save()
+
+    def origin(self, record: dict) -> str:
+        return f"from {record.get('merged_from', 0)} client host(s) "
 
     def bench_stack(self, stack, entry: dict) -> None:
         entry.update({"name": stack.name, "language": stack.language, "framework": stack.framework,
@@ -440,7 +454,7 @@ class MultiHostBench:
         entry["endpoints"] = {}
         entry["status"] = "benchmarked"
         for endpoint in self.s.endpoints:
-            entry["endpoints"][endpoint] = self.bench_endpoint(stack, endpoint)
+            entry["endpoints"][endpoint] = endpoint_runner.measure(self, stack, endpoint)
             self.save()
 
     def run(self, selected) -> pathlib.Path:

@@ -8,6 +8,7 @@ host, the backends' on the backend host. Nothing here keeps state between calls.
 import contextlib
 import json
 import os
+import pathlib
 import socket
 import statistics
 import time
@@ -100,6 +101,27 @@ def rtt(address: str, port: int, count: int = 20) -> dict:
     return {"to": f"{address}:{port}", "samples": count, "median_ms": round(statistics.median(times), 3),
             "min_ms": round(min(times), 3), "max_ms": round(max(times), 3),
             "method": "TCP connect time (one SYN / SYN-ACK round trip)"}
+
+
+def settle(host: str, port: int) -> dict:
+    """Until the stack answers /hello quickly again, seen from this host (bench.endpoint.settle)."""
+    from harness.bench import endpoint
+    return {"settle_s": endpoint.settle(host, port)}
+
+
+def ceiling(endpoint: str, connections: int, seconds: float, expected_rps: float | None) -> dict:
+    """The backend's own tool from this host (the server host: where the stack is the backend's
+    client), every CPU of the host its own; its output comes back as `raw_text`."""
+    import tempfile
+
+    from harness.bench import calibrate
+    acct = measure.Accounting(None, {}, [], sorted(os.sched_getaffinity(0)))
+    with tempfile.TemporaryDirectory() as raw:
+        rec = calibrate.backend_ceiling(endpoint, connections, seconds, [], acct, pathlib.Path(raw), "ceiling.txt",
+                                        expected_rps=expected_rps)
+        found = pathlib.Path(raw, "ceiling.txt")
+        rec["raw_text"] = found.read_text() if found.exists() else ""
+    return rec
 
 
 def verify(stack_name: str, host: str, port: int) -> dict:

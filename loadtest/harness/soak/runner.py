@@ -118,7 +118,7 @@ class Soak:
             self.doc["gc"].update(log="raw/gc/gc-<pid>.log (JVM unified logging: -Xlog:" + gclog.JVM_TAGS + ")"
                                   if self.gc_kind == "jvm" else
                                   "raw/stack-run.log (V8 --trace-gc, switched on by NODE_OPTIONS=--require "
-                                  "harness/bench/node_trace_gc.cjs)", env=gc_env)
+                                  "harness/accounting/node_trace_gc.cjs)", env=gc_env)
         try:
             self.running = bench.start_pinned(stack, env)
         except stacks.StackError as e:

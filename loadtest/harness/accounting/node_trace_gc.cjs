@@ -1,4 +1,4 @@
-// Loaded by `make soak` through NODE_OPTIONS=--require (harness/bench/gclog.py): V8 prints one line per
+// Loaded by `make soak` through NODE_OPTIONS=--require (harness/accounting/gclog.py): V8 prints one line per
 // garbage collection to stdout, in every process that inherits NODE_OPTIONS (each cluster worker too).
 // `--trace-gc` itself is refused in NODE_OPTIONS; this is the use Node's v8 docs show for
 // setFlagsFromString: https://nodejs.org/api/v8.html#v8setflagsfromstringflags
