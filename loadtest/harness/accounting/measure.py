@@ -12,7 +12,7 @@ import os
 import resource
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from harness.accounting import procstats
 
@@ -36,26 +36,74 @@ class ToolRun:
     stats: dict
 
 
-def _cpu_of(pids: dict) -> dict:
-    return {name: procstats.cpu_seconds(pid) for name, pid in pids.items() if pid}
+@dataclass
+class Snapshot:
+    """Everything read at one instant; two of them make the accounting of the time between (between()).
+    The one reading used by a load run here, a soak's window boundaries and each host of a multi-host run."""
+    mono: float
+    tree_cpu: float                  # the trees under the roots (a stack's, nginx's, or the backends')
+    known_cpu: dict                  # name -> CPU seconds of a known process (a backend)
+    others: dict                     # every other user-space process (procstats.other_processes_cpu)
+    busy: float                      # the machine's, since boot (procstats.machine_cpu_seconds)
+    steal: float
+    total: float
+    per_cpu: dict
+    harness_cpu: float               # this process (RUSAGE_SELF)
+    children_cpu: float              # its reaped children (RUSAGE_CHILDREN): a load generator's, once reaped
+    rss: int = 0                     # with memory=True: the trees' RSS and PSS, processes and start times
+    pss: int = 0
+    processes: int = 0
+    started: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        """For sending across ssh (on_host): JSON keys are strings."""
+        d = asdict(self)
+        d["others"] = {str(k): list(v) for k, v in self.others.items()}
+        d["per_cpu"] = {str(k): list(v) for k, v in self.per_cpu.items()}
+        d["started"] = {str(k): v for k, v in self.started.items()}
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Snapshot":
+        return cls(**{**d, "others": {int(k): tuple(v) for k, v in d["others"].items()},
+                      "per_cpu": {int(k): tuple(v) for k, v in d["per_cpu"].items()},
+                      "started": {int(k): v for k, v in d["started"].items()}})
 
 
-def _server_and_others(acct: Accounting) -> tuple[float, dict]:
-    """The server tree's CPU seconds, and every other process's (procstats.other_processes_cpu),
-    from one read of /proc."""
+def snapshot(roots: list[int], known_pids: dict, memory: bool = False) -> Snapshot:
     procs = procstats.processes()
-    server = procstats.tree(acct.server_root, procs) if acct.server_root else []
-    known = {os.getpid()} | {p for p in acct.known_pids.values() if p} | set(server)
-    return procstats.tree_cpu_seconds(server, procs), procstats.other_processes_cpu(known, procs)
+    members = [pid for root in roots if root for pid in procstats.tree(root, procs)]
+    known = {os.getpid()} | {p for p in known_pids.values() if p} | set(members)
+    rss = pss = 0
+    if memory:
+        for pid in members:
+            r, p = procstats.memory_bytes(pid)
+            rss, pss = rss + r, pss + p
+    busy, steal, total, per = procstats.machine_cpu_seconds()
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Snapshot(time.monotonic(), procstats.tree_cpu_seconds(members, procs),
+                    {n: procstats.cpu_seconds(p) for n, p in known_pids.items() if p},
+                    procstats.other_processes_cpu(known, procs), busy, steal, total, per,
+                    me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, rss, pss, len(members),
+                    {pid: procs[pid].started for pid in members if pid in procs} if memory else {})
+
+
+def between(a: Snapshot, b: Snapshot, acct: Accounting, wall: float | None = None) -> dict:
+    """The accounting of the time from `a` to `b` (account()); the generator is what was reaped between.
+    `wall`: the tool's own run time, when the shares are of that (default: from `a` to `b`)."""
+    return account(b.mono - a.mono if wall is None else wall, b.tree_cpu - a.tree_cpu,
+                   {k: b.known_cpu.get(k, 0) - v for k, v in a.known_cpu.items()},
+                   max(0.0, b.children_cpu - a.children_cpu), b.harness_cpu - a.harness_cpu,
+                   b.busy - a.busy, b.total - a.total, procstats.cpu_delta(a.others, b.others), b.steal - a.steal,
+                   {c: (b.per_cpu[c][0] - a.per_cpu[c][0]) / (b.per_cpu[c][1] - a.per_cpu[c][1])
+                    for c in b.per_cpu if c in a.per_cpu and b.per_cpu[c][1] > a.per_cpu[c][1]}, acct)
 
 
 def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = True) -> ToolRun:
-    server_before, others_before = _server_and_others(acct)
-    known_before = _cpu_of(acct.known_pids)
-    self_before = resource.getrusage(resource.RUSAGE_SELF)
-    busy0, steal0, total0, per0 = procstats.machine_cpu_seconds()
+    roots = [acct.server_root] if acct.server_root else []
+    before = snapshot(roots, acct.known_pids)
     sampler = procstats.MemorySampler(acct.server_root).start() if (acct.server_root and sample_memory) else None
-    children_before = _children_cpu()
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
@@ -66,30 +114,13 @@ def run(cmd: list, acct: Accounting, timeout_s: float, sample_memory: bool = Tru
         stderr += f"\n[harness] killed after {timeout_s:.0f} s"
     # communicate() reaped it, so its utime + stime is now in RUSAGE_CHILDREN: the harness reaps
     # nothing else while a tool runs (the stack and the backends keep running), so the delta is the tool's.
-    generator_cpu = max(0.0, _children_cpu() - children_before)
     wall = time.monotonic() - t0
     memory = sampler.stop() if sampler else None
-    busy1, steal1, total1, per1 = procstats.machine_cpu_seconds()
-    self_after = resource.getrusage(resource.RUSAGE_SELF)
-    known_after = _cpu_of(acct.known_pids)
-    server_after, others_after = _server_and_others(acct)
-    others = procstats.cpu_delta(others_before, others_after)
-    stats = account(wall, server_after - server_before,
-                    {k: known_after.get(k, 0) - known_before.get(k, 0) for k in known_before},
-                    generator_cpu,
-                    (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime),
-                    busy1 - busy0, total1 - total0, others, steal1 - steal0,
-                    {c: (per1[c][0] - per0[c][0]) / (per1[c][1] - per0[c][1]) for c in per1
-                     if c in per0 and per1[c][1] > per0[c][1]},
-                    acct)
+    after = snapshot(roots, acct.known_pids)
+    stats = between(before, after, acct, wall)
     if memory:
         stats["memory"] = memory
     return ToolRun(cmd, proc.returncode, stdout, stderr, wall, stats)
-
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def account(wall, server_cpu, known_cpu: dict, generator_cpu, harness_cpu, busy_s, capacity_s,

@@ -314,8 +314,9 @@ class MultiHostBench:
             flags.update(f"{f}@{e['host']}" for f in e.get("flags", []) if f == "generator-saturated")
             if "dropped" in e:
                 flags.add(f"client-dropped@{e['host']}")
-        if (server["foreign_cpu_share"] or 0) > self.s.foreign_max:
-            flags.add("disturbed")
+        # The server host's foreign load, by the one-box rule (measure.flags); each client's generator above.
+        flags.update(f for f in measure.flags({"foreign_cpu_share": server["foreign_cpu_share"]}, self.s.generator_max,
+                                              self.s.foreign_max) if f == "disturbed")
         if not record.get("requests"):
             flags.add("no-answers")
         elif record.get("kind") == "open" and (record.get("achieved_fraction") or 0) < BEHIND_RATE:

@@ -57,35 +57,25 @@ def oha_durations_ns(path: str) -> list[int] | None:
 
 
 def sample(root: int | None, backends: bool = False) -> dict:
-    """A snapshot to subtract from the next one: machine CPU (busy, steal, total), the tree under
-    `root` (CPU seconds, RSS) or with `backends` the services this host's harness runs, and every
-    other process's CPU (for the foreign share)."""
+    """A snapshot (measure.snapshot, as a one-box run reads) to subtract from the next one: the tree
+    under `root`, or with `backends` the services this host's harness runs, and the machine."""
     from harness import services
     from harness.config import SERVICES
-    procs = procstats.processes()
     roots = [p for p in (services.pid(n) for n in SERVICES) if p] if backends else [root] if root else []
-    members = [pid for r in roots for pid in procstats.tree(r, procs)]
-    busy, steal, total, _ = procstats.machine_cpu_seconds()
-    rss = sum(procstats.memory_bytes(pid)[0] for pid in members if pid in procs)
-    others = procstats.other_processes_cpu(set(members) | {os.getpid()}, procs)
-    return {"t": time.time(), "busy_s": busy, "steal_s": steal, "total_s": total,
-            "tree_cpu_s": procstats.tree_cpu_seconds(members, procs), "tree_rss_bytes": rss,
-            "tree_pids": len(members), "others": {str(k): v for k, v in others.items()}}
+    return measure.snapshot(roots, {}, memory=True).as_json()
 
 
 def delta(before: dict, after: dict) -> dict:
-    """Two samples of one host -> the accounting of the time between them."""
-    wall = after["t"] - before["t"]
-    capacity = after["total_s"] - before["total_s"]
-    busy = after["busy_s"] - before["busy_s"]
-    steal = after["steal_s"] - before["steal_s"]
-    tree = after["tree_cpu_s"] - before["tree_cpu_s"]
-    others = procstats.cpu_delta({int(k): tuple(v) for k, v in before["others"].items()},
-                                 {int(k): tuple(v) for k, v in after["others"].items()})
-    other = min(others, max(0.0, busy - steal - tree))
+    """Two samples of one host -> the accounting of the time between them: the tree's CPU and RSS,
+    and what else used the host. Short-lived on-host processes took the samples, so the generator
+    and harness columns of a one-box run have no meaning here."""
+    a, b = measure.Snapshot.from_json(before), measure.Snapshot.from_json(after)
+    wall, capacity, busy, steal = b.mono - a.mono, b.total - a.total, b.busy - a.busy, b.steal - a.steal
+    tree = b.tree_cpu - a.tree_cpu
+    other = min(procstats.cpu_delta(a.others, b.others), max(0.0, busy - steal - tree))
     return {"wall_s": round(wall, 3), "tree_cpu_s": round(tree, 3),
             "tree_cpu_share": round(tree / capacity, 3) if capacity else None,
-            "tree_rss_bytes": after["tree_rss_bytes"], "machine_busy_s": round(busy, 3),
+            "tree_rss_bytes": b.rss, "machine_busy_s": round(busy, 3),
             "machine_capacity_s": round(capacity, 3), "steal_s": round(steal, 3),
             "other_processes_cpu_s": round(other, 3),
             "foreign_cpu_share": round((other + steal) / capacity, 3) if capacity else None}

@@ -22,7 +22,7 @@ import sys
 import time
 
 from harness import services, stacks
-from harness.accounting import cpus, gclog, stats
+from harness.accounting import cpus, gclog, measure, stats
 from harness.bench import calibrate, knobs, machine, plan, run
 from harness.bench.settings import with_port_offset
 from harness.config import LOG_DIR
@@ -35,7 +35,7 @@ from harness.soak.files import SCHEMA, SCHEMA_VERSION, render, write
 from harness.soak.settings import (
     DEFAULT_CONNECTIONS, PEAK_PROBE_S, SoakSettings, enough_connections, peak_from_results, too_few_connections
 )
-from harness.soak.windows import OHA_GRACE_S, Reading, WindowRun, accounting, read_boundary, window_record
+from harness.soak.windows import OHA_GRACE_S, WindowRun, accounting, read_boundary, window_record
 from harness.verify import golden
 
 
@@ -200,7 +200,7 @@ class Soak:
                                                                    cfg.window, cfg.timeout_s, urls)
         self.doc["plan"]["oha_command"] = " ".join(cmd)
         acct = bench.acct(self.running.pid)
-        readings: dict[int, Reading] = {}
+        readings: dict[int, measure.Snapshot] = {}
         done: dict[int, dict] = {}
         loads: dict[int, dict] = {}
         # The lead-in (k = -1): one window of the soak's own load, launched like the others, whose

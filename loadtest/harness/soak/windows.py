@@ -1,12 +1,9 @@
 """One window of a soak: its oha run and the readings at its boundaries (CPU, memory, foreign load)."""
-import os
 import pathlib
-import resource
 import subprocess
-import time
 from dataclasses import dataclass
 
-from harness.accounting import measure, procstats
+from harness.accounting import measure
 from harness.bench.settings import Settings
 from harness.loadgen import oha as loadgen_oha
 from harness.soak.settings import SoakSettings
@@ -14,58 +11,20 @@ from harness.soak.settings import SoakSettings
 OHA_GRACE_S = 30.0            # beyond the window and the request timeout, before a window's oha is killed
 
 
-@dataclass
-class Reading:
-    """Everything read at one window boundary; two consecutive readings make a window's accounting."""
-    mono: float
-    server_cpu: float
-    known_cpu: dict
-    others: dict
-    busy: float
-    steal: float
-    total: float
-    per_cpu: dict
-    harness_cpu: float
-    children_cpu: float
-    rss: int
-    pss: int
-    processes: int
-    started: dict  # pid -> start time (epoch) of the server tree's processes
+def read_boundary(root: int, backend_pids: dict) -> measure.Snapshot:
+    return measure.snapshot([root], backend_pids, memory=True)
 
 
-def read_boundary(root: int, backend_pids: dict) -> Reading:
-    procs = procstats.processes()
-    tree = procstats.tree(root, procs)
-    known = {os.getpid()} | {p for p in backend_pids.values() if p} | set(tree)
-    rss = pss = 0
-    for pid in tree:
-        r, p = procstats.memory_bytes(pid)
-        rss, pss = rss + r, pss + p
-    busy, steal, total, per = procstats.machine_cpu_seconds()
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return Reading(time.monotonic(), procstats.tree_cpu_seconds(tree, procs),
-                   {n: procstats.cpu_seconds(p) for n, p in backend_pids.items() if p},
-                   procstats.other_processes_cpu(known, procs), busy, steal, total, per,
-                   me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, rss, pss, len(tree),
-                   {pid: procs[pid].started for pid in tree if pid in procs})
-
-
-def accounting(a: Reading, b: Reading, acct: measure.Accounting, foreign_max: float) -> dict:
-    """The server's CPU and memory over one window, and who else used the machine (measure.account)."""
-    wall = b.mono - a.mono
-    s = measure.account(wall, b.server_cpu - a.server_cpu,
-                        {k: b.known_cpu.get(k, 0) - v for k, v in a.known_cpu.items()},
-                        max(0.0, b.children_cpu - a.children_cpu), b.harness_cpu - a.harness_cpu,
-                        b.busy - a.busy, b.total - a.total, procstats.cpu_delta(a.others, b.others), b.steal - a.steal,
-                        {c: (b.per_cpu[c][0] - a.per_cpu[c][0]) / (b.per_cpu[c][1] - a.per_cpu[c][1])
-                         for c in b.per_cpu if c in a.per_cpu and b.per_cpu[c][1] > a.per_cpu[c][1]}, acct)
+def accounting(a: measure.Snapshot, b: measure.Snapshot, acct: measure.Accounting, foreign_max: float) -> dict:
+    """The server's CPU and memory over one window, and who else used the machine (measure.between),
+    flagged by the benchmark's own rule (measure.flags)."""
+    s = measure.between(a, b, acct)
+    flags = measure.flags(s, Settings.generator_max, foreign_max)
     return {"server_cpu_s": s["server_cpu_s"], "server_cpu_share": s["server_cpu_share"],
             "rss_bytes": b.rss, "pss_bytes": b.pss, "processes": b.processes, "steal_s": s["steal_s"],
             "foreign_cpu_share": s["foreign_cpu_share"], "generator_cpu_s": s["generator_cpu_s"],
             "generator_cpu_share": s["generator_cpu_share"], "harness_cpu_s": s["harness_cpu_s"],
-            "generator_saturated": bool(s["generator_cpu_share"] is not None and s["generator_cpu_share"] > Settings.generator_max),
-            "disturbed": bool(s["foreign_cpu_share"] is not None and s["foreign_cpu_share"] > foreign_max)}
+            "generator_saturated": "generator-saturated" in flags, "disturbed": "disturbed" in flags}
 
 
 @dataclass
