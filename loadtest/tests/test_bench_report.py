@@ -24,6 +24,7 @@ def test_reports_render_from_a_recorded_results_json(tmp_path):
         assert f"## /{endpoint}" in md and f"<h2>/{endpoint}</h2>" in html
     assert "of ceiling" in md and "knee" in md
     assert html.count("<svg") >= 4
+    assert_charts_plot_the_figures(doc, html)
     # self-contained: nothing fetched from anywhere when opened offline (a link, <a href>, fetches nothing)
     assert not re.search(r'<(?!a\s)[^>]*\b(src|href)=["\']?https?:', html)
     assert "<script" not in html and "<link" not in html
@@ -323,3 +324,20 @@ def test_the_report_opens_with_the_overview_chart_and_explains_itself_after_the_
     overview = page.index("<h2>Overview</h2>")
     assert page.index("<svg", overview) < page.index("<table", overview)
     assert page.index("How to read it") > page.index("<h2>Per stack</h2>")
+
+
+def assert_charts_plot_the_figures(doc, html):
+    """Every point a chart draws carries its value in a <title>: the bars are the headlines, the sweep
+    lines every level of every stack, the circled knee each endpoint's knee; nothing else is drawn."""
+    titles = set(re.findall(r"<title>([^<]*)</title>", html))
+    drawn_sweep = {t for t in titles if re.fullmatch(r"\S+ \d+ conns: [\d,]+", t)}
+    expected_sweep = set()
+    for stack in report_md.benchmarked(doc):
+        for e, ep in stack["endpoints"].items():
+            median = ep["headline"]["throughput_rps"]["median"]
+            assert f"{stack['name']} {e}: {median:,.1f} requests / s" in titles, (stack["name"], e)
+            expected_sweep |= {f"{stack['name']} {r['connections']} conns: {r['throughput_rps']:,.0f}"
+                               for r in ep["sweep"] if r.get("throughput_rps") is not None}
+            if ep.get("knee_connections"):
+                assert f"knee of {stack['name']}: {ep['knee_connections']} conns" in titles
+    assert drawn_sweep == expected_sweep and expected_sweep

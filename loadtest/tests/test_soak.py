@@ -3,6 +3,7 @@ parsers on the runtimes' own line formats, the settings, the report and `make co
 import datetime
 import json
 import random
+import re
 
 import pytest
 from soakdocs import doc, window
@@ -369,6 +370,10 @@ def test_the_report_shows_every_verdict_and_opens_offline():
     assert "⚑ leak" in md and "stall window" in md and "Flagged windows (1)" in md and md.rstrip().endswith(d["command"])
     page = soak_report.render_html(d)
     assert page.count("<svg") == 5 and "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    # What the charts plot: the stalled window shaded where it happened, the GC pause a point at its time and length.
+    titles = re.findall(r"<title>([^<]*)</title>", page)
+    assert "stall at 2m30s" in titles and "GC pause at 2:31: 1,050.00 ms" in titles
+    assert "stall threshold 200 ms" in titles
     php = doc(series(10), runtime="php")
     assert "no GC log" in soak_report.render_md(php) and soak_report.render_html(php).count("<svg") == 4
 
