@@ -2,7 +2,7 @@
 import pytest
 
 from harness.accounting import cpus
-from harness.bench import plan, settings
+from harness.bench import box, plan, settings
 from harness.reports import results
 
 
@@ -71,8 +71,7 @@ def test_port_offset_moves_every_stack():
 
 
 def test_one_benchmark_at_a_time_per_run_dir():
-    from harness.bench import run
-    with run.exclusive():
+    with box.exclusive():
         with pytest.raises(SystemExit, match="another benchmark is running"):
-            with run.exclusive():
+            with box.exclusive():
                 pass

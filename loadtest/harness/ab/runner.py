@@ -5,7 +5,7 @@ whether B differs from A by more than this run's own noise (stats.compare).
 A stack's knobs are environment variables its run line reads, so any knob can be A/B-tested
 without editing code. Every round starts the stack afresh with its side's environment, proves it
 still answers the endpoint's golden cases (a knob that breaks the contract is refused, not
-measured), warms it up and loads it with the benchmark's own machinery (run.Bench: CPU pinning,
+measured), warms it up and loads it with the benchmark's own machinery (bench.box.Box: CPU pinning,
 wrk/oha, /proc accounting, flags). Output: results/ab-<UTC time>/ab.json with raw/ beside it, a
 markdown summary on the terminal, and with SAVE= a compact copy for a stack README to cite."""
 import datetime
@@ -20,7 +20,7 @@ from harness import services, stacks
 from harness.ab.files import SCHEMA, SCHEMA_VERSION, SIDES, save_compact
 from harness.ab.report import figures, render_md, summarize
 from harness.accounting import cpus
-from harness.bench import machine, plan, run
+from harness.bench import box, machine, plan
 from harness.bench.knobs import Usage, env_text, number, parse_env, unread_knobs
 from harness.bench.settings import Settings, with_port_offset
 from harness.contract.cases import ENDPOINTS
@@ -98,7 +98,7 @@ class AbSettings:
 class Ab:
     def __init__(self, cfg: AbSettings, stack: stacks.Stack, layout: cpus.Layout, out_dir: pathlib.Path | None = None):
         self.cfg, self.stack, self.layout = cfg, stack, layout
-        self.bench = run.Bench(cfg.bench_settings(), layout, out_dir, prefix="ab-")
+        self.bench = box.Box(cfg.bench_settings(), layout, out_dir, prefix="ab-")
         self.dir = self.bench.dir
         self.cases = golden_cases(cfg.endpoint)
         self.doc: dict = {}
@@ -107,12 +107,12 @@ class Ab:
         store.write(self.doc, self.dir / "ab.json")
 
     def run(self) -> pathlib.Path:
-        with run.exclusive():
+        with box.exclusive():
             return self._run()
 
     def _run(self) -> pathlib.Path:
         cfg, stack = self.cfg, self.stack
-        limits = run.raise_nofile()
+        limits = box.raise_nofile()
         started_at = datetime.datetime.now(datetime.timezone.utc)
         self.doc = {**machine.run_header(SCHEMA, SCHEMA_VERSION, started_at),
                     "refused": None, "command": cfg.command(self.layout),

@@ -21,7 +21,8 @@ import time
 from harness import hosts, stacks
 from harness.accounting import measure
 from harness.bench import endpoint as endpoint_runner, machine, plan
-from harness.bench.run import BEHIND_RATE, exclusive, new_run_dir, render
+from harness.bench.box import BEHIND_RATE, exclusive, new_run_dir
+from harness.bench.run import render
 from harness.bench.settings import Settings
 from harness.config import SERVICES, external_services, settings as contract_settings
 from harness.contract.cases import DATA_ENDPOINTS

@@ -23,7 +23,7 @@ import time
 
 from harness import services, stacks
 from harness.accounting import cpus, gclog, measure, stats
-from harness.bench import calibrate, knobs, machine, plan, run
+from harness.bench import box, calibrate, knobs, machine, plan
 from harness.bench.settings import with_port_offset
 from harness.config import LOG_DIR
 from harness.contract.cases import ENDPOINTS
@@ -43,7 +43,7 @@ class Soak:
     def __init__(self, cfg: SoakSettings, stack: stacks.Stack, layout: cpus.Layout, out_dir: pathlib.Path | None = None,
                  out=print):
         self.cfg, self.stack, self.layout, self.say = cfg, stack, layout, out
-        self.bench = run.Bench(cfg.bench_settings(), layout, out_dir, prefix="soak-")
+        self.bench = box.Box(cfg.bench_settings(), layout, out_dir, prefix="soak-")
         self.dir = self.bench.dir
         (self.dir / "raw" / "windows").mkdir(parents=True, exist_ok=True)
         self.gc_dir = self.dir / "raw" / "gc"
@@ -57,12 +57,12 @@ class Soak:
         write(self.doc, self.dir)
 
     def run(self) -> pathlib.Path:
-        with run.exclusive():
+        with box.exclusive():
             return self._run()
 
     def _run(self) -> pathlib.Path:
         cfg, stack = self.cfg, self.stack
-        limits = run.raise_nofile()
+        limits = box.raise_nofile()
         started_at = datetime.datetime.now(datetime.timezone.utc)
         self.doc = {**machine.run_header(SCHEMA, SCHEMA_VERSION, started_at),
                     "interrupted": False, "refused": None, "command": None,
@@ -147,7 +147,7 @@ class Soak:
 
     def decide_rate(self, root: int) -> tuple[int, int]:
         cfg = self.cfg
-        found = peak_from_results(run.RESULTS_ROOT, self.stack.name, cfg.endpoint, self.doc["machine"])
+        found = peak_from_results(box.RESULTS_ROOT, self.stack.name, cfg.endpoint, self.doc["machine"])
         plan_ = {"rate_fraction": None, "peak_rps": None, "peak_source": None, "connections_source": None}
         if cfg.rate:
             rate, plan_["rate_source"] = cfg.rate, "RATE"
@@ -157,7 +157,7 @@ class Soak:
                          rate_source=f"{cfg.rate_fraction:g} x {report_md.fmt_rps(found['peak_rps'])} req/s, the headline "
                                      f"of {found['source']} ({found['started']})")
         else:
-            self.say(f"soak: no results.json under {run.RESULTS_ROOT} has {self.stack.name} /{cfg.endpoint} on this "
+            self.say(f"soak: no results.json under {box.RESULTS_ROOT} has {self.stack.name} /{cfg.endpoint} on this "
                      f"machine: measuring its closed-loop peak first ({PEAK_PROBE_S:g} s at {DEFAULT_CONNECTIONS} "
                      "connections) ...", flush=True)
             self.bench.settle(self.stack)
