@@ -1,4 +1,7 @@
-"""Command line of the harness: `python -m harness <command>` (the Makefile's targets call these)."""
+"""Command line of the harness: `python -m harness <command>` (the Makefile's targets call these).
+
+The heavier packages (bench, reports, ab, soak, the multi-host run) are imported by the commands that
+use them, so that `make list` and each `on-host` call over ssh start quickly; no cycle needs it."""
 import argparse
 import os
 import signal

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 
+from harness.loadgen import oha as loadgen_oha
 from harness.stacks.toolchains import ToolchainError
 
 # The harness's own needs: the three backends, the closed-loop load generator, and the benchmark's
@@ -45,7 +46,6 @@ OHA_LOG = pathlib.Path(tempfile.gettempdir()) / "reference-servers-oha-build.log
 
 
 def _oha_current() -> str | None:
-    from harness.loadgen import oha as loadgen_oha
     found = loadgen_oha.binary()
     if found and OHA_VERSION in subprocess.run([found, "--version"], capture_output=True, text=True).stdout:
         return found

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from harness.accounting.stats import median
+
 GONE = (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied, ProcessLookupError)
 
 
@@ -190,7 +192,6 @@ def summarize_memory(samples) -> dict:
     if not samples:
         return {"peak_rss_bytes": None, "steady_rss_bytes": None, "peak_pss_bytes": None,
                 "steady_pss_bytes": None, "samples": 0}
-    from harness.accounting.stats import median  # here, not at the top: bench imports this module
     half = samples[len(samples) // 2:]
     return {"peak_rss_bytes": max(s[1] for s in samples), "steady_rss_bytes": int(median([s[1] for s in half])),
             "peak_pss_bytes": max(s[2] for s in samples), "steady_pss_bytes": int(median([s[2] for s in half])),

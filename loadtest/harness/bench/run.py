@@ -10,14 +10,13 @@ import sys
 from harness import services, stacks, verify
 from harness.accounting import cpus
 from harness.bench import calibrate, endpoint as endpoint_runner, machine, plan
+from harness.bench.box import Box, exclusive, raise_nofile
 from harness.bench.nginx_ceiling import Nginx
 from harness.bench.settings import Settings
 from harness.config import SERVICES, external_services
 from harness.contract.cases import DATA_ENDPOINTS
 from harness.reports import report_html, report_md, results
 from harness.services import backends
-
-from harness.bench.box import Box, exclusive, raise_nofile
 
 
 class Bench(Box):

@@ -7,6 +7,7 @@ import re
 import sys
 import urllib.parse
 
+from harness.config import ROOT
 from harness.docs import figures, published
 from harness.docs.files import markdown_files, project_files
 
@@ -249,7 +250,6 @@ def check(root: pathlib.Path) -> list[Problem]:
 
 
 def main(argv=None) -> int:
-    from harness.config import ROOT
     ap = argparse.ArgumentParser(prog="python -m harness.docs.check", description=__doc__)
     ap.add_argument("--root", type=pathlib.Path, default=ROOT, help="the checkout to check (default: this one)")
     args = ap.parse_args(argv)

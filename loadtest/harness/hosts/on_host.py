@@ -13,9 +13,14 @@ import socket
 import statistics
 import time
 
+from harness import services, stacks, verify as verifier
 from harness.accounting import measure, procstats
-from harness.bench import machine
+from harness.bench import calibrate, endpoint, machine
+from harness.config import SERVICES
+from harness.contract import deviations
+from harness.contract.checking import Target
 from harness.loadgen import oha as loadgen_oha
+from harness.services import backends
 
 
 def describe() -> dict:
@@ -24,7 +29,6 @@ def describe() -> dict:
 
 def mysql() -> dict:
     """The thread handling of the MariaDB this host reaches, which shapes the /mysql ceiling; None when unread."""
-    from harness.services import backends
     return {"thread_handling": backends.mysql_thread_handling()}
 
 
@@ -59,8 +63,6 @@ def oha_durations_ns(path: str) -> list[int] | None:
 def sample(root: int | None, backends: bool = False) -> dict:
     """A snapshot (measure.snapshot, as a one-box run reads) to subtract from the next one: the tree
     under `root`, or with `backends` the services this host's harness runs, and the machine."""
-    from harness import services
-    from harness.config import SERVICES
     roots = [p for p in (services.pid(n) for n in SERVICES) if p] if backends else [root] if root else []
     return measure.snapshot(roots, {}, memory=True).as_json()
 
@@ -95,7 +97,6 @@ def rtt(address: str, port: int, count: int = 20) -> dict:
 
 def settle(host: str, port: int) -> dict:
     """Until the stack answers /hello quickly again, seen from this host (bench.endpoint.settle)."""
-    from harness.bench import endpoint
     return {"settle_s": endpoint.settle(host, port)}
 
 
@@ -104,7 +105,6 @@ def ceiling(endpoint: str, connections: int, seconds: float, expected_rps: float
     client), every CPU of the host its own; its output comes back as `raw_text`."""
     import tempfile
 
-    from harness.bench import calibrate
     acct = measure.Accounting(None, {}, [], sorted(os.sched_getaffinity(0)))
     with tempfile.TemporaryDirectory() as raw:
         rec = calibrate.backend_ceiling(endpoint, connections, seconds, [], acct, pathlib.Path(raw), "ceiling.txt",
@@ -118,9 +118,6 @@ def verify(stack_name: str, host: str, port: int) -> dict:
     """The checks a multi-host run makes across the network (verify.ACROSS_NETWORK), from this host."""
     import sys
 
-    from harness import stacks, verify as verifier
-    from harness.contract import deviations
-    from harness.contract.checking import Target
     (stack,) = stacks.select(stack_name)
     target = Target(stack.name, host, port, deviations=deviations.by_case(stack.deviations))
     checks = verifier.run_checks(target, verifier.ACROSS_NETWORK, report=lambda line: print(line, file=sys.stderr))

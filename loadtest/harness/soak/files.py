@@ -3,6 +3,7 @@ import json
 import pathlib
 
 from harness.reports import store
+from harness.soak import report as soak_report
 from harness.soak.conclusions import rejudge
 
 SCHEMA = "reference-servers/soak"
@@ -50,7 +51,6 @@ def results_dir(path) -> pathlib.Path:
 
 
 def render(out_dir: pathlib.Path, doc: dict | None = None) -> pathlib.Path:
-    from harness.soak import report as soak_report
     doc = read(out_dir) if doc is None else doc
     (out_dir / "report.md").write_text(soak_report.render_md(doc))
     (out_dir / "report.html").write_text(soak_report.render_html(doc))

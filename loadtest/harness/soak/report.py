@@ -6,6 +6,7 @@ import json
 from harness.reports import report_md, svg
 from harness.reports.report_html import CSS, html_table
 from harness.reports.svg import esc
+from harness.soak.verdicts import FLAGS
 
 MIB = 2**20
 FLAG = "⚑"
@@ -121,7 +122,6 @@ def flags_line(doc: dict) -> str:
     v = doc.get("verdicts") or {}
     if not v.get("flags"):
         return "No flag: no leak, no stall, no long GC pause, no error, and it kept up with the offered rate."
-    from harness.soak.verdicts import FLAGS
     return "**Flagged**: " + "; ".join(f"{FLAG} {f}: {FLAGS[f]}" for f in v["flags"])
 
 

@@ -29,7 +29,7 @@ from harness.config import LOG_DIR
 from harness.contract.cases import ENDPOINTS
 from harness.loadgen import oha as loadgen_oha
 from harness.reports import report_md
-from harness.soak import verdicts as soak_verdicts
+from harness.soak import report as soak_report, verdicts as soak_verdicts
 from harness.soak.conclusions import conclude
 from harness.soak.files import SCHEMA, SCHEMA_VERSION, render, write
 from harness.soak.settings import (
@@ -400,7 +400,6 @@ def main(env=None) -> int:
 
 def run_soak(cfg: SoakSettings, stack: stacks.Stack, out_dir: pathlib.Path | None = None) -> int:
     """The soak with its terminal output and exit code (main's, once the settings are read)."""
-    from harness.soak import report as soak_report
     soak = Soak(cfg, stack, cpus.Layout.from_env(), out_dir)
     try:
         soak.run()
