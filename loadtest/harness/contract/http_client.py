@@ -21,6 +21,33 @@ class ResponseTimeout(HttpError):
     """The server sent no complete response within the timeout."""
 
 
+class PeerClosed(HttpError):
+    """The server ended the connection before it answered."""
+
+
+def read_response(parser: h11.Connection, receive) -> tuple[h11.Response, bytes]:
+    """One final response off `parser`, calling `receive()` whenever it needs more bytes (b"": the
+    peer closed); 1xx responses are skipped. The one read loop of the verifier's client and of the
+    protocol checks: HttpError for a malformed response, PeerClosed when the connection ends before
+    an answer; whatever `receive` raises (a timeout, say) passes through."""
+    head, body = None, bytearray()
+    while True:
+        try:
+            event = parser.next_event()
+        except h11.RemoteProtocolError as e:
+            raise HttpError(f"malformed response: {e}") from None
+        if event is h11.NEED_DATA:
+            parser.receive_data(receive())
+        elif isinstance(event, h11.Response):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            return head, bytes(body)
+        elif isinstance(event, h11.ConnectionClosed):
+            raise PeerClosed("the server closed the connection before answering")
+
+
 @dataclass
 class Response:
     status: int
@@ -106,33 +133,18 @@ class Connection:
         return self.exchange([(method, target)], **kw)[0]
 
     def _read_response(self, started: float) -> Response:
-        head, body = None, bytearray()
-        while True:
+        def receive() -> bytes:
             try:
-                event = self.parser.next_event()
-            except h11.RemoteProtocolError as e:
-                raise HttpError(f"malformed response: {e}") from None
-            if event is h11.NEED_DATA:
-                try:
-                    data = self.sock.recv(65536)
-                except socket.timeout:
-                    raise ResponseTimeout(f"no complete response within {self.timeout:.1f}s") from None
-                except ConnectionResetError:
-                    raise HttpError("connection reset by the server") from None
-                if not data:
-                    self.closed_by_peer = True
-                self.parser.receive_data(data)
-                continue
-            if isinstance(event, h11.InformationalResponse):
-                continue
-            if isinstance(event, h11.Response):
-                head = event
-            elif isinstance(event, h11.Data):
-                body += event.data
-            elif isinstance(event, h11.EndOfMessage):
-                break
-            elif isinstance(event, h11.ConnectionClosed):
-                raise HttpError("the server closed the connection before answering")
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                raise ResponseTimeout(f"no complete response within {self.timeout:.1f}s") from None
+            except ConnectionResetError:
+                raise HttpError("connection reset by the server") from None
+            if not data:
+                self.closed_by_peer = True
+            return data
+
+        head, body = read_response(self.parser, receive)
         elapsed = time.monotonic() - started
         if self.parser.our_state is h11.DONE and self.parser.their_state is h11.DONE:
             self.parser.start_next_cycle()

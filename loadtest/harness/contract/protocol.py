@@ -18,7 +18,7 @@ from harness import contract
 from harness.accounting import procstats
 from harness.config import raise_nofile
 from harness.contract.checking import Check, Target, case_problems, show_bytes, summarize
-from harness.contract.http_client import Response
+from harness.contract.http_client import HttpError, PeerClosed, Response, read_response
 
 
 @dataclass(frozen=True)
@@ -140,38 +140,44 @@ def _send_quietly(sock: socket.socket, data: bytes) -> None:
         pass  # the server answered and closed before reading it all: what comes back says the rest
 
 
+class _Silent(Exception):
+    """Nothing more came before the deadline."""
+
+
+class _EndedFirst(Exception):
+    """The server ended the connection before a response began."""
+
+
 def _read_one(sock, parser, wait: float) -> tuple[Response | None, bool, str]:
     """(response or None, whether the server ended the connection, problem)."""
-    head, body, deadline, eof = None, bytearray(), time.monotonic() + wait, False
-    while True:
+    deadline, eof = time.monotonic() + wait, False
+
+    def receive() -> bytes:
+        nonlocal eof
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Silent
+        sock.settimeout(left)
         try:
-            event = parser.next_event()
-        except h11.RemoteProtocolError as e:
-            return None, False, f"malformed response: {e}"
-        if event is h11.NEED_DATA:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None, False, ""
-            sock.settimeout(left)
-            try:
-                data = sock.recv(65536)
-            except socket.timeout:
-                return None, False, ""
-            except ConnectionResetError:
-                data = b""
-            if not data and head is None and not parser.trailing_data[0]:
-                return None, True, ""
-            eof = eof or not data  # a body delimited by the close: the response ends with the connection
-            parser.receive_data(data)
-            continue
-        if isinstance(event, h11.Response):
-            head = event
-        elif isinstance(event, h11.Data):
-            body += event.data
-        elif isinstance(event, h11.EndOfMessage):
-            return Response.from_h11(head, body), eof, ""
-        elif isinstance(event, h11.ConnectionClosed):
-            return None, True, ""
+            data = sock.recv(65536)
+        except socket.timeout:
+            raise _Silent from None
+        except ConnectionResetError:
+            data = b""
+        if not data and parser.their_state is h11.SEND_RESPONSE and not parser.trailing_data[0]:
+            raise _EndedFirst
+        eof = eof or not data  # a body delimited by the close: the response ends with the connection
+        return data
+
+    try:
+        head, body = read_response(parser, receive)
+    except _Silent:
+        return None, False, ""
+    except (_EndedFirst, PeerClosed):
+        return None, True, ""
+    except HttpError as e:
+        return None, False, str(e)
+    return Response.from_h11(head, body), eof, ""
 
 
 def closes(sock: socket.socket, wait: float) -> bool:
