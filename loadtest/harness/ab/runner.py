@@ -20,7 +20,7 @@ from harness import services, stacks
 from harness.ab.files import SCHEMA, SCHEMA_VERSION, SIDES, save_compact
 from harness.ab.report import figures, render_md, summarize
 from harness.accounting import cpus
-from harness.bench import box, machine, plan
+from harness.bench import box, knobs, machine, plan
 from harness.bench.knobs import Usage, env_text, number, parse_env, unread_knobs
 from harness.bench.settings import Settings, with_port_offset
 from harness.contract.cases import ENDPOINTS
@@ -47,12 +47,7 @@ class AbSettings:
     @classmethod
     def from_env(cls, env=None) -> "AbSettings":
         env = os.environ if env is None else env
-        stack = (env.get("STACK") or "").strip()
-        endpoint = (env.get("ENDPOINT") or "").strip().lstrip("/")
-        if not stack or "," in stack:
-            raise Usage("STACK=<one stack> is required (see make list)")
-        if endpoint not in ENDPOINTS:
-            raise Usage(f"ENDPOINT={endpoint!r}: one of {', '.join(ENDPOINTS)}")
+        stack, endpoint = knobs.one_stack_and_endpoint(env)
         s = cls(stack, endpoint, parse_env(env.get("A", ""), "A"), parse_env(env.get("B", ""), "B"))
         s.rounds = number(env, "ROUNDS", int, s.rounds, 2)  # 2: a quick look, no verdict (stats.MIN_RUNS)
         s.connections = number(env, "CONNECTIONS", int, s.connections, 1)
@@ -152,9 +147,7 @@ class Ab:
             self.doc["refused"] = str(e)
         finally:
             services.down(started)
-            finished = datetime.datetime.now(datetime.timezone.utc)
-            self.doc.update(finished=finished.isoformat(timespec="seconds"),
-                            duration_s=round((finished - started_at).total_seconds(), 1), loadavg_end=machine.loadavg())
+            machine.run_footer(self.doc, started_at)
             self.doc["summary"] = summarize(self.doc) if self.doc["rounds"] else None
             self.save()
         return self.dir

@@ -6,6 +6,7 @@ import shlex
 
 from harness import stacks
 from harness.config import settings as contract_settings
+from harness.contract.cases import ENDPOINTS
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -84,3 +85,14 @@ def _source_files(root: pathlib.Path):
                     yield path
             except OSError:
                 continue
+
+
+def one_stack_and_endpoint(env) -> tuple[str, str]:
+    """STACK and ENDPOINT of a command that measures one of each (make ab, make soak)."""
+    stack = (env.get("STACK") or "").strip()
+    endpoint = (env.get("ENDPOINT") or "").strip().lstrip("/")
+    if not stack or "," in stack:
+        raise Usage("STACK=<one stack> is required (see make list)")
+    if endpoint not in ENDPOINTS:
+        raise Usage(f"ENDPOINT={endpoint!r}: one of {', '.join(ENDPOINTS)}")
+    return stack, endpoint

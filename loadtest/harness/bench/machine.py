@@ -1,4 +1,5 @@
 """What the run ran on and with: the machine, the tools' and the stacks' versions, the git commit."""
+import datetime
 import os
 import platform
 import re
@@ -197,3 +198,11 @@ def run_header(schema: str, version: int, started_at) -> dict:
     what, from which commit; finished and complete are set when it ends."""
     return {"schema": schema, "schema_version": version, "started": started_at.isoformat(timespec="seconds"),
             "finished": None, "complete": False, "git": git(), "machine": describe(), "loadavg_start": loadavg()}
+
+
+def run_footer(doc: dict, started_at) -> dict:
+    """What every run's document closes with, however it ended: when, how long, the load then."""
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    doc.update(finished=finished.isoformat(timespec="seconds"),
+               duration_s=round((finished - started_at).total_seconds(), 1), loadavg_end=loadavg())
+    return doc

@@ -185,10 +185,7 @@ class Bench(Box):
             for name in SERVICES:  # a verification interrupted half-way must not leave a backend down
                 services.start(name, quiet=True)
             services.down(started)
-            finished = datetime.datetime.now(datetime.timezone.utc)
-            self.doc["finished"] = finished.isoformat(timespec="seconds")
-            self.doc["duration_s"] = round((finished - started_at).total_seconds(), 1)
-            self.doc["loadavg_end"] = machine.loadavg()
+            machine.run_footer(self.doc, started_at)
             self.save()
             results.link_latest(self.dir.parent, self.dir)
             render(self.dir)  # an interrupted run still gets its (partial) reports

@@ -504,10 +504,7 @@ class MultiHostBench:
                 finally:
                     for host in self.roles.all:
                         host.close()
-                    finished = datetime.datetime.now(datetime.timezone.utc)
-                    self.doc["finished"] = finished.isoformat(timespec="seconds")
-                    self.doc["duration_s"] = round((finished - started_at).total_seconds(), 1)
-                    self.doc["loadavg_end"] = machine.loadavg()
+                    machine.run_footer(self.doc, started_at)
                     self.save()
                     results.link_latest(self.dir.parent, self.dir)
                     render(self.dir)

@@ -97,9 +97,7 @@ class Soak:
                 self.running.stop()
                 self._keep_stack_log()
             services.down(started)
-            finished = datetime.datetime.now(datetime.timezone.utc)
-            self.doc.update(finished=finished.isoformat(timespec="seconds"),
-                            duration_s=round((finished - started_at).total_seconds(), 1), loadavg_end=machine.loadavg())
+            machine.run_footer(self.doc, started_at)
             self.conclude()
             self.save()
             render(self.dir)

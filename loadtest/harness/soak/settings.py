@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass, field
 from harness.accounting import cpus
 from harness.bench import calibrate, knobs
 from harness.bench.settings import Settings
-from harness.contract.cases import ENDPOINTS
 from harness.soak import verdicts as soak_verdicts
 
 DEFAULT_CONNECTIONS = 64      # when no benchmark says where the stack's knee is
@@ -69,12 +68,7 @@ class SoakSettings:
     @classmethod
     def from_env(cls, env=None) -> "SoakSettings":
         env = os.environ if env is None else env
-        stack = (env.get("STACK") or "").strip()
-        endpoint = (env.get("ENDPOINT") or "").strip().lstrip("/")
-        if not stack or "," in stack:
-            raise knobs.Usage("STACK=<one stack> is required (see make list)")
-        if endpoint not in ENDPOINTS:
-            raise knobs.Usage(f"ENDPOINT={endpoint!r}: one of {', '.join(ENDPOINTS)}")
+        stack, endpoint = knobs.one_stack_and_endpoint(env)
         s = cls(stack, endpoint, knobs.parse_env(env.get("STACK_ENV", ""), "STACK_ENV"))
         s.rate = knobs.number(env, "RATE", float, None, 1.0)
         s.rate_fraction = knobs.number(env, "RATE_FRACTION", float, s.rate_fraction, 0.01)
