@@ -183,8 +183,8 @@ def test_a_host_that_does_not_share_the_checkout_gets_a_copy_over_ssh(across, mo
     hosts.ship_checkout(client)
     copy = tmp_path / "copy"
     assert (copy / "Makefile").read_bytes() == (ROOT / "Makefile").read_bytes()
-    assert (copy / "loadtest" / "harness" / "hosts.py").read_bytes() == \
-        (ROOT / "loadtest" / "harness" / "hosts.py").read_bytes()
+    assert (copy / "loadtest" / "harness" / "hosts" / "remote.py").read_bytes() == \
+        (ROOT / "loadtest" / "harness" / "hosts" / "remote.py").read_bytes()
     # What git ignores stays behind: the host builds and runs its own.
     assert not (copy / ".venv").exists() and not (copy / ".run").exists() and not (copy / "results").exists()
 

@@ -134,7 +134,7 @@ DRIVER = '''
 import pathlib, sys
 sys.path.insert(0, sys.argv[1])
 from harness import __main__ as cli
-from harness.bench import soak
+from harness import soak
 import test_soak_e2e as t
 cli.stop_like_ctrl_c_on_sigterm()
 sys.exit(soak.run_soak(t.soak_settings({}, duration=60), t.soak_server(int(sys.argv[2])), pathlib.Path(sys.argv[3])))
