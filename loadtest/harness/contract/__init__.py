@@ -3,4 +3,4 @@ from harness.contract.cases import (  # the package's public names, used by the 
     Case, case, cases, error, generator, greetings, json_body, schema_sql
 )
 
-__all__ = ["names", "Case", "case", "cases", "error", "generator", "greetings", "json_body", "schema_sql"]
+__all__ = ["Case", "case", "cases", "error", "generator", "greetings", "json_body", "schema_sql"]

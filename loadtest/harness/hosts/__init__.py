@@ -4,4 +4,4 @@ from harness.hosts.remote import (  # the package's public names, used by the re
     ship_checkout
 )
 
-__all__ = ["names", "Host", "HostError", "Roles", "checkout_dir", "configured", "env_line", "line", "roles_from_env", "shares_this_checkout", "ship_checkout"]
+__all__ = ["Host", "HostError", "Roles", "checkout_dir", "configured", "env_line", "line", "roles_from_env", "shares_this_checkout", "ship_checkout"]

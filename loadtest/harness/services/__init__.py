@@ -3,4 +3,4 @@ from harness.services.local import (  # the package's public names, used by the 
     ServiceError, down, freeze, mariadb_thread_handling, pid, start, status, stop, tail, thaw, up
 )
 
-__all__ = ["names", "ServiceError", "down", "freeze", "mariadb_thread_handling", "pid", "start", "status", "stop", "tail", "thaw", "up"]
+__all__ = ["ServiceError", "down", "freeze", "mariadb_thread_handling", "pid", "start", "status", "stop", "tail", "thaw", "up"]
