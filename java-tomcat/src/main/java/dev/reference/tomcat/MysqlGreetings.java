@@ -12,7 +12,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
@@ -50,9 +49,9 @@ class MysqlGreetings {
     private final FairAdmission admission;
     private final long timeoutMillis;
 
-    MysqlGreetings(HikariDataSource dataSource, @Value("${backend.timeout-ms}") int timeoutMillis) {
+    MysqlGreetings(HikariDataSource dataSource, BackendProperties backend) {
         this.dataSource = dataSource;
-        this.timeoutMillis = timeoutMillis;
+        this.timeoutMillis = backend.timeout().toMillis();
         this.admission = new FairAdmission(dataSource.getMaximumPoolSize());
         start();
     }
