@@ -34,6 +34,7 @@ class TomcatConfig {
             // The NIO connector's cache of closed connections' channels (NioChannel: the socket and
             // its 8 KiB read and 8 KiB write buffers), a documented connector attribute Boot has no
             // property for. Tomcat's default (-2) disables it below a 2 GiB maximum heap.
+            // Workaround: socket.bufferPool, which Boot has no property for (README, Workarounds)
             factory.addConnectorCustomizers(connector -> {
                 if (!connector.setProperty("socket.bufferPool", Integer.toString(bufferPool))) {
                     throw new IllegalStateException("the connector refused socket.bufferPool=" + bufferPool);
