@@ -28,7 +28,7 @@ class TomcatConfig {
             factory.addContextValves(new ContentTypeValve());
             // Requests Tomcat refuses before any application code runs: text/plain bodies, 414/431.
             factory.addContextCustomizers(RefusalReportValve::install);
-            // Contract-driven (README, Benchmark-only and contract-driven settings): TRACE reaches Spring
+            // Contract-driven (README, Benchmark-only settings): TRACE reaches Spring
             // MVC's routing (404 / 405 with Allow: GET, HEAD) instead of the connector's own 405.
             factory.addConnectorCustomizers(connector -> connector.setAllowTrace(true));
             // The NIO connector's cache of closed connections' channels (NioChannel: the socket and
