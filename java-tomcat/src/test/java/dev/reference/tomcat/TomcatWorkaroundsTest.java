@@ -113,7 +113,7 @@ class TomcatWorkaroundsTest {
     @Test
     void tricklingHeadIsClosedAtTheDeadline() throws Exception {
         try (Socket socket = new Socket("127.0.0.1", port)) {
-            socket.setSoTimeout(200);
+            socket.setSoTimeout(100);
             OutputStream out = socket.getOutputStream();
             InputStream in = socket.getInputStream();
             out.write("GET / HTTP/1.1\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
