@@ -8,9 +8,9 @@ import java.util.function.Supplier;
 /**
  * First come, first served in front of a connection pool with as many connections as permits.
  *
- * <p>Neither HikariCP nor commons-pool (Jedis) hands out connections in arrival order: a returned
- * connection is up for grabs, and a request that has just arrived can take it ahead of one that has
- * waited most of its budget. With 1024 requests on 16 connections the waits spread from a 180 ms
+ * <p>HikariCP does not hand out connections in arrival order, and has no setting for it (commons-pool,
+ * under Redis, has: RedisConfig): a returned connection is up for grabs, and a request that has just
+ * arrived can take it ahead of one that has waited most of its budget. With 1024 requests on 16 connections the waits spread from a 180 ms
  * median to over 1 s (27 × 503 on /mysql in one run; NOTES.md, the fair turn). A fair semaphore queues the
  * requests in arrival order, so every one waits about the same and the pool never has a waiter of
  * its own unless a connection is being replaced.
@@ -20,7 +20,7 @@ final class FairAdmission {
     private final Semaphore permits;
 
     FairAdmission(int connections) {
-        // Workaround: neither pool is first come, first served (README, Workarounds)
+        // Workaround: HikariCP is not first come, first served (README, Workarounds)
         this.permits = new Semaphore(connections, true);
     }
 

@@ -17,4 +17,12 @@ record Greeting(int id, String message) {
         }
         return new Greeting(id, new String(message, StandardCharsets.UTF_8));
     }
+
+    /** The stored message, or the contract's 404 when the backend holds no such id. */
+    static Greeting of(int id, String message) {
+        if (message == null) {
+            throw ContractError.NOT_FOUND;
+        }
+        return new Greeting(id, message);
+    }
 }

@@ -14,7 +14,6 @@ import net.rubyeye.xmemcached.exception.MemcachedServerException;
 import net.rubyeye.xmemcached.transcoders.CachedData;
 import net.rubyeye.xmemcached.transcoders.CompressionMode;
 import net.rubyeye.xmemcached.transcoders.Transcoder;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
@@ -32,17 +31,15 @@ class MemcacheGreetings {
     private final MemcachedClient client;
     private final long timeoutMillis;
 
-    MemcacheGreetings(@Value("${backend.memcache.host}") String host,
-                      @Value("${backend.memcache.port}") int port,
-                      @Value("${backend.timeout-ms}") int timeoutMillis,
-                      @Value("${backend.memcache.connections}") int connections,
-                      @Value("${backend.memcache.heal-interval-ms}") long healIntervalMillis) throws IOException {
-        this.timeoutMillis = timeoutMillis;
-        XMemcachedClientBuilder builder = new XMemcachedClientBuilder(List.of(new InetSocketAddress(host, port)));
-        builder.setConnectionPoolSize(connections);
+    MemcacheGreetings(BackendProperties backend) throws IOException {
+        BackendProperties.Memcache memcache = backend.memcache();
+        this.timeoutMillis = backend.timeout().toMillis();
+        XMemcachedClientBuilder builder = new XMemcachedClientBuilder(
+                List.of(new InetSocketAddress(memcache.host(), memcache.port())));
+        builder.setConnectionPoolSize(memcache.connections());
         builder.setConnectTimeout(timeoutMillis);
         builder.setOpTimeout(timeoutMillis);
-        builder.setHealSessionInterval(healIntervalMillis);
+        builder.setHealSessionInterval(memcache.healInterval().toMillis());
         builder.setFailureMode(false);
         builder.setTranscoder(RawBytes.INSTANCE);
         this.client = builder.build();

@@ -9,11 +9,11 @@ import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.Executor;
 
 import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.pool.HikariPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
+
+import dev.reference.tomcat.internals.HikariBorrow;
 
 /**
  * One prepared {@code SELECT id, message FROM greeting WHERE id = ?} per request through the
@@ -50,9 +50,9 @@ class MysqlGreetings {
     private final FairAdmission admission;
     private final long timeoutMillis;
 
-    MysqlGreetings(HikariDataSource dataSource, @Value("${backend.timeout-ms}") int timeoutMillis) {
+    MysqlGreetings(HikariDataSource dataSource, BackendProperties backend) {
         this.dataSource = dataSource;
-        this.timeoutMillis = timeoutMillis;
+        this.timeoutMillis = backend.timeout().toMillis();
         this.admission = new FairAdmission(dataSource.getMaximumPoolSize());
         start();
     }
@@ -101,22 +101,14 @@ class MysqlGreetings {
     }
 
     /**
-     * A connection within what is left of the budget. {@code DataSource.getConnection()} would wait
-     * Hikari's {@code connectionTimeout} (= BACKEND_TIMEOUT_MS) whatever the turn had used, so a
-     * request admitted late while the pool replaces a connection (after a frozen MariaDB: every
-     * connection at once) answered 503 at up to twice the budget. {@code HikariPool.getConnection(
-     * long hardTimeout)} is the same borrow with the timeout given per call; Boot's
-     * {@code HikariDataSource} hands out its pool as the {@code HikariPoolMXBean} it implements.
-     * The borrow can still overrun by one validation of an idle connection, at most
-     * {@code validation-timeout} (250 ms), when one starts just before the deadline.
+     * A connection within what is left of the budget ({@link HikariBorrow}: Hikari's DataSource waits
+     * its connectionTimeout whatever the turn had used). The borrow can still overrun by one
+     * validation of an idle connection, at most {@code validation-timeout} (250 ms), when one starts
+     * just before the deadline.
      */
     private Connection borrow(Deadline deadline) throws SQLException {
         int left = deadline.remainingMillis(); // a spent budget is a 503 here, before any borrow
-        // Workaround: Hikari's borrow within what is left of the budget (README, Workarounds)
-        if (dataSource.getHikariPoolMXBean() instanceof HikariPool pool) {
-            return pool.getConnection(left);
-        }
-        return dataSource.getConnection(); // the pool not started yet: the first borrow starts it
+        return HikariBorrow.within(dataSource, left);
     }
 
     private static boolean unavailable(SQLException e) {

@@ -1,11 +1,16 @@
-package dev.reference.tomcat;
+package dev.reference.tomcat.internals;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.apache.catalina.Container;
+import org.apache.catalina.Context;
+import org.apache.catalina.Pipeline;
+import org.apache.catalina.Valve;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
+import org.apache.catalina.core.StandardHost;
 import org.apache.catalina.valves.ErrorReportValve;
 import org.apache.coyote.ActionCode;
 import org.apache.coyote.http11.AbstractHttp11Protocol;
@@ -13,6 +18,8 @@ import org.apache.tomcat.util.buf.CharsetHolder;
 import org.apache.tomcat.util.buf.MessageBytes;
 import org.apache.tomcat.util.res.StringManager;
 import org.springframework.http.HttpStatus;
+
+import dev.reference.tomcat.Replies;
 
 /**
  * The Host's error report valve (Tomcat's {@code errorReportValveClass}, in place of the stock
@@ -41,6 +48,26 @@ public class RefusalReportValve extends ErrorReportValve {
     public RefusalReportValve() {
         setShowReport(false);
         setShowServerInfo(false);
+    }
+
+    /**
+     * Puts this valve in place of the stock one on the Host of {@code context}. Spring Boot adds a
+     * stock ErrorReportValve to the Host (server.error.include-stacktrace=never); it is replaced, and
+     * the Host is told the class so that it does not add another one when it starts.
+     */
+    public static void install(Context context) {
+        // Workaround: the Host's error report valve replaced by RefusalReportValve (README, Workarounds)
+        Container host = context.getParent();
+        Pipeline pipeline = host.getPipeline();
+        for (Valve valve : pipeline.getValves()) {
+            if (valve instanceof ErrorReportValve) {
+                pipeline.removeValve(valve);
+            }
+        }
+        pipeline.addValve(new RefusalReportValve());
+        if (host instanceof StandardHost standardHost) {
+            standardHost.setErrorReportValveClass(RefusalReportValve.class.getName());
+        }
     }
 
     @Override

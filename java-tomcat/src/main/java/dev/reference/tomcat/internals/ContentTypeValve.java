@@ -1,4 +1,4 @@
-package dev.reference.tomcat;
+package dev.reference.tomcat.internals;
 
 import java.io.IOException;
 
@@ -7,6 +7,8 @@ import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ValveBase;
 import org.apache.tomcat.util.buf.CharsetHolder;
+
+import dev.reference.tomcat.Replies;
 
 /**
  * Tomcat parses every Content-Type set through the Servlet API into a type and a charset and prints
@@ -17,11 +19,11 @@ import org.apache.tomcat.util.buf.CharsetHolder;
  * response is always still uncommitted here. Bodies are written as bytes, so the charset Tomcat no
  * longer knows about is never used to encode anything.
  */
-final class ContentTypeValve extends ValveBase {
+public final class ContentTypeValve extends ValveBase {
 
     private static final String TOMCAT_SPELLING = "text/plain;charset=utf-8";
 
-    ContentTypeValve() {
+    public ContentTypeValve() {
         super(true); // async-supported, so it does not disable async processing for the context
     }
 

@@ -1,4 +1,4 @@
-package dev.reference.tomcat;
+package dev.reference.tomcat.internals;
 
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
