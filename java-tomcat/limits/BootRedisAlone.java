@@ -19,7 +19,8 @@ import redis.clients.jedis.RedisClient;
 /**
  * The smallest Spring Boot program that answers {@code GET /redis?id=n} the way this stack does: Boot's
  * embedded Tomcat with virtual threads (spring.threads.virtual.enabled), one {@code @GetMapping}, Jedis's
- * RedisClient with a pool of 16 configured as RedisGreetings configures it, {@code GET greeting:<id>}, and the
+ * RedisClient with a pool of 16 configured as RedisGreetings configured it before the stack moved to Spring Data
+ * Redis (the program is the evidence of its NOTES section; Jedis 8), {@code GET greeting:<id>}, and the
  * greeting written by Boot's Jackson converter; and {@code GET /hello} written as the stack writes it, so
  * that the program has a bound of its own, {@code 1 / (1/hello + 1/ceiling)}. Without what the contract
  * adds: no fair turn, no deadline, no error mapping, no valves; no MariaDB or memcached client started.
