@@ -65,7 +65,7 @@ export function onClientError(err, socket) {
   refuseAfterPending(socket, status);
 }
 
-function refusalStatus(err, socket) {
+export function refusalStatus(err, socket) {
   switch (err.code) {
     // Workaround: no request-line limit in Node; 414 told from 431 here (README, Workarounds)
     case 'HPE_HEADER_OVERFLOW':
@@ -86,7 +86,7 @@ function refusalStatus(err, socket) {
 // chunk it gave up in (err.rawPacket, what the last read returned): if that chunk begins with a
 // request line (`METHOD SP`) and holds no line end, the parser was still in the request line; if
 // its first line ends, that line's length decides. Otherwise the fields are what was too large.
-function requestLineTooLong(chunk) {
+export function requestLineTooLong(chunk) {
   if (!Buffer.isBuffer(chunk)) return false;
   const sp = chunk.indexOf(0x20);
   if (sp < 1 || sp > 32 || !METHOD.test(chunk.latin1Slice(0, sp))) return false;
