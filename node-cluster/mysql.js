@@ -10,8 +10,12 @@ import { Unavailable } from './unavailable.js';
 const SQL = 'SELECT id, message FROM greeting WHERE id = ?';
 // Server errors that say MariaDB cannot serve right now, not that the statement is wrong:
 // ER_CON_COUNT_ERROR, ER_SERVER_SHUTDOWN, ER_LOCK_WAIT_TIMEOUT, ER_QUERY_INTERRUPTED,
-// ER_CONNECTION_KILLED (MariaDB).
-const BUSY_ERRNOS = new Set([1040, 1053, 1205, 1317, 1927]);
+// ER_CONNECTION_KILLED and ER_STATEMENT_TIMEOUT (MariaDB; a server-wide max_statement_time).
+export const BUSY_ERRNOS = new Set([1040, 1053, 1205, 1317, 1927, 1969]);
+
+// A fatal error is the connection failing (lost, reset, refused); an error packet is MariaDB
+// answering: the caller's 500, unless it says the server cannot serve now.
+export const isUnavailable = (err) => Boolean(err.fatal) || BUSY_ERRNOS.has(err.errno);
 
 export function createMysql({ host, port, user, password, database, timeoutMs, poolSize, queueLimit }) {
   const pool = mysql.createPool({
@@ -33,9 +37,7 @@ export function createMysql({ host, port, user, password, database, timeoutMs, p
   // What a failed statement means for its connection and for the caller.
   function failed(conn, err) {
     conn.release(); // a no-op once a fatal error has removed it from the pool
-    // A fatal error is the connection failing (lost, reset); an error packet is MariaDB
-    // answering: the caller's 500, unless it says the server cannot serve now.
-    return err.fatal || BUSY_ERRNOS.has(err.errno) ? new Unavailable('mysql', err) : err;
+    return isUnavailable(err) ? new Unavailable('mysql', err) : err;
   }
 
   return {

@@ -65,7 +65,7 @@ export function onClientError(err, socket) {
   refuseAfterPending(socket, status);
 }
 
-function refusalStatus(err, socket) {
+export function refusalStatus(err, socket) {
   switch (err.code) {
     // Workaround: no request-line limit in Node; 414 told from 431 here (README, Workarounds)
     case 'HPE_HEADER_OVERFLOW':
@@ -86,7 +86,7 @@ function refusalStatus(err, socket) {
 // chunk it gave up in (err.rawPacket, what the last read returned): if that chunk begins with a
 // request line (`METHOD SP`) and holds no line end, the parser was still in the request line; if
 // its first line ends, that line's length decides. Otherwise the fields are what was too large.
-function requestLineTooLong(chunk) {
+export function requestLineTooLong(chunk) {
   if (!Buffer.isBuffer(chunk)) return false;
   const sp = chunk.indexOf(0x20);
   if (sp < 1 || sp > 32 || !METHOD.test(chunk.latin1Slice(0, sp))) return false;
@@ -95,17 +95,29 @@ function requestLineTooLong(chunk) {
   return (chunk[lf - 1] === 0x0d ? lf - 1 : lf) > MAX_REQUEST_LINE;
 }
 
-// Answers still owed to earlier pipelined requests go first (Node assigns the socket to one
-// response at a time, in order: socket._httpMessage is the current one, and the next is assigned
-// in the 'finish' listener Node registered before ours). Then the refusal, then a half-close; what
-// the client still sends is read into the errored parser, which drops it, until it closes its side
-// (Node then destroys the socket) or LINGER_MS pass.
+// The newest response on each connection. Node answers pipelined requests in order and a
+// response's 'finish' comes once its bytes are handed to the socket, so once the newest one is
+// done every answer owed before a refusal has been written. Set for every request by onRequest
+// (worker.js); a property of the connection's socket, read by nothing but refuseAfterPending.
+const kLastResponse = Symbol('node-cluster.lastResponse');
+export function noteResponse(req, res) {
+  req.socket[kLastResponse] = res;
+}
+
+// Answers still owed to earlier pipelined requests go first: the refusal waits for the newest
+// response's 'close' (after its 'finish', or when its connection failed). Then the refusal, then a
+// half-close; what the client still sends is read into the errored parser, which drops it, until
+// it closes its side (Node then destroys the socket) or LINGER_MS pass.
 function refuseAfterPending(socket, status) {
-  const pending = socket._httpMessage;
-  if (pending) {
-    pending.once('finish', () => refuseAfterPending(socket, status));
+  const last = socket[kLastResponse];
+  if (last !== undefined && !last.writableFinished) {
+    last.once('close', () => refuse(socket, status));
     return;
   }
+  refuse(socket, status);
+}
+
+function refuse(socket, status) {
   if (!socket.writable) {
     socket.destroy();
     return;

@@ -6,6 +6,12 @@ import { Unavailable } from './unavailable.js';
 // Error replies that say Redis cannot serve right now, not that the command is wrong.
 const BUSY_REPLIES = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 
+// An error reply (`-NOPERM ...`, `-WRONGTYPE ...`) is Redis answering: the caller's 500. Every
+// other rejection is ioredis saying the connection cannot carry the command: closed, not yet
+// ready, timed out, reset.
+export const unavailable = (err) =>
+  (err instanceof ReplyError && !BUSY_REPLIES.test(err.message) ? err : new Unavailable('redis', err));
+
 export function createRedis({ host, port, timeoutMs, autoPipelining }) {
   const client = new Redis({
     host,
@@ -44,12 +50,6 @@ export function createRedis({ host, port, timeoutMs, autoPipelining }) {
     if (!healthy) console.error('redis: reconnected');
     healthy = true;
   });
-
-  // An error reply (`-NOPERM ...`, `-WRONGTYPE ...`) is Redis answering: the caller's 500. Every
-  // other rejection is ioredis saying the connection cannot carry the command: closed, not yet
-  // ready, timed out, reset.
-  const unavailable = (err) =>
-    (err instanceof ReplyError && !BUSY_REPLIES.test(err.message) ? err : new Unavailable('redis', err));
 
   return {
     /** The message for `id`, or null when there is no such key. */

@@ -63,12 +63,10 @@ function runPrimary() {
   process.once('SIGTERM', () => stop());
   process.once('SIGINT', () => stop());
 
-  // Workers accept from the shared socket themselves. Under the round-robin default the primary
-  // accepts and hands each connection to a worker over IPC, one at a time, waiting for the
-  // worker's reply, and a busy worker replies once per event-loop turn: 1024 connections opened at
-  // once reached the worker at about 50 a second, and half of them were still waiting in the
-  // primary 7 s into a 10 s run (NOTES.md, 2026-11-23). NODE_CLUSTER_SCHED_POLICY, Node's own switch,
-  // still overrides this.
+  // Workers accept from the shared socket themselves: under Node's round-robin default the primary
+  // hands connections over one at a time, and a burst waited there (NOTES.md, 2026-11-23).
+  // NODE_CLUSTER_SCHED_POLICY, Node's own switch, still overrides this. A benchmark setting: with
+  // several workers production keeps rr (README, Benchmark-only settings).
   // Workaround: Node's round-robin hand-off starves a burst of connections (README, Workarounds)
   if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
   console.log(`node-cluster: primary ${process.pid} starting ${config.workers} workers ` +

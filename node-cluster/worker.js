@@ -6,7 +6,7 @@ import http from 'node:http';
 import { createMemcache } from './memcache.js';
 import { createMysql } from './mysql.js';
 import { createRedis } from './redis.js';
-import { MAX_REQUEST_LINE, onClientError, requestLineLength, serverOptions } from './protocol.js';
+import { MAX_REQUEST_LINE, noteResponse, onClientError, requestLineLength, serverOptions } from './protocol.js';
 import { error, greetingJson, json, parseId, text } from './respond.js';
 import { Unavailable } from './unavailable.js';
 
@@ -96,6 +96,7 @@ export function runWorker(config) {
   // Routing order: path (exact, case-sensitive) → method → parameters → backend. Before that, a
   // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
   function onRequest(req, res) {
+    noteResponse(req, res); // a refusal later on this connection waits for this answer
     if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
     // Workaround: Node has no request-line limit; the 414 is given here (README, Workarounds)
     if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });

@@ -1,13 +1,16 @@
 <?php
-// The front controller: every request nginx receives comes here (SCRIPT_FILENAME is fixed in
-// conf/nginx.conf). Routing order per the contract: path -> method -> id -> backend.
-// The functions live in lib.php and the settings in the Settings class run.sh renders at start;
-// OPcache preloads both (conf/php.ini: opcache.preload, conf/preload.php). When preloading is off,
-// the require below loads them from the opcode cache instead.
+// The front controller: every request nginx receives comes here (SCRIPT_FILENAME,
+// conf/fastcgi_params.conf). Routing order per the contract: path -> method -> id -> backend.
+// The handlers (lib.php) and the Settings class are preloaded (app/preload.php) unless
+// FPM_SETTINGS=env, the plain way, where this request loads them (README, Tuning).
 declare(strict_types=1);
 
-if (!function_exists('respond')) {
-    require getenv('RUN_DIR', true) . '/preload.php';
+if (!class_exists('Settings', false)) {
+    require __DIR__ . '/settings-env.php';
+    require __DIR__ . '/lib.php';
+}
+if (Settings::PARAMS_FROM_SERVER) {
+    require __DIR__ . '/params-server.php';
 }
 
-handle(); // reads the request's FastCGI parameters with getenv(), never $_SERVER (lib.php: param())
+handle();

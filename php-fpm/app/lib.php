@@ -17,6 +17,8 @@ final class C
     public const ROUTES = ['/hello' => true, '/sleep' => true, '/redis' => true, '/mysql' => true, '/memcache' => true];
     public const ERRORS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed',
                            500 => 'Internal Server Error', 503 => 'Service Unavailable'];
+    /** FPM_PARAMS=server: the request's $_SERVER (app/params-server.php); null: read with getenv(). */
+    public static ?array $server = null;
     /** libmemcached's result codes that say the server could not be reached or did not answer in time. */
     public const MEMCACHED_UNAVAILABLE = [
         Memcached::RES_CONNECTION_FAILURE, Memcached::RES_HOST_LOOKUP_FAILURE, Memcached::RES_WRITE_FAILURE,
@@ -253,14 +255,14 @@ function fetch_memcache(int $id): ?string
 
 /**
  * A FastCGI parameter of this request (conf/fastcgi_params.conf), or null. Under PHP-FPM getenv()
- * answers from the request's own parameters (and only for a name the request lacks from the
- * worker's environment, which clear_env keeps to RUN_DIR, conf/php-fpm.conf), and it
- * does so without building $_SERVER: the first use of $_SERVER in a request copies every FastCGI
- * parameter, each request header and the worker's environment into it: counted, a /memcache
- * costs its worker 73.7k instructions this way and 97.8k with $_SERVER (README, Tuning).
+ * answers from the request's own parameters without building $_SERVER, which copies every
+ * parameter, header and environment variable on first use (README, Tuning: FPM_PARAMS).
  */
 function param(string $name): ?string
 {
+    if (C::$server !== null) {
+        return C::$server[$name] ?? null;
+    }
     $value = getenv($name);
     return $value === false ? null : $value;
 }
