@@ -3,12 +3,15 @@
 # apt list), and enables it for the CLI. Fails fast where pecl.php.net cannot be reached; the
 # stack is then listed as unavailable ("ext-swoole not loaded").
 set -euo pipefail
+# README, Versions: 6.2.2, the newest tag this machine can build (upstream has released 6.2.3 since).
 SWOOLE_VERSION=6.2.2
 
-if php -m | grep -qx swoole; then
-    echo "php-swoole: ext-swoole $(php -r 'echo phpversion("swoole");') already loaded"
+loaded="$(php -r 'echo phpversion("swoole") ?: "";')"
+if [[ "$loaded" == "$SWOOLE_VERSION" ]]; then
+    echo "php-swoole: ext-swoole $loaded already loaded"
     exit 0
 fi
+[[ -z "$loaded" ]] || echo "php-swoole: ext-swoole $loaded loaded, $SWOOLE_VERSION wanted: installing it"
 command -v pecl >/dev/null || { echo "php-swoole: pecl not found (php-pear)" >&2; exit 1; }
 if ! timeout 20 pecl channel-update pecl.php.net; then
     echo "php-swoole: pecl.php.net unreachable; ext-swoole not installed" >&2
