@@ -1,5 +1,6 @@
-package bench.voovan;
+package bench.voovan.workaround;
 
+import bench.voovan.Reply;
 import org.voovan.network.IoFilter;
 import org.voovan.network.IoSession;
 import org.voovan.tools.buffer.ByteBufferChannel;
@@ -118,7 +119,7 @@ final class HeadGuard implements IoFilter {
         int lineEnd;          // index of the request line's CR
         int end;              // one past the head's empty line
         boolean http11, get;
-        boolean rewrite;      // a field Voovan would misparse ("Name:value", an empty value), or a Content-Type on a non-GET
+        boolean rewrite;      // a field Voovan would misparse ("Name:value", an empty value), a Content-Type on a non-GET, AUTH-TOKEN
         boolean body;         // Content-Length above 0, or Transfer-Encoding
         boolean closes;       // the connection ends after this request
     }
@@ -186,6 +187,8 @@ final class HeadGuard implements IoFilter {
             } else if (len == 10 && nameIs(b, pos, "connection")) {
                 close |= hasToken(b, nameEnd + 1, cr, "close");
                 keepAlive |= hasToken(b, nameEnd + 1, cr, "keep-alive");
+            } else if (len == 10 && nameIs(b, pos, "auth-token")) {
+                h.rewrite = true; // Workaround: ADMIN/MONITOR with AUTH-TOKEN skip every HttpFilter (README, Workarounds)
             }
             pos = lf + 1;
         }
@@ -199,8 +202,8 @@ final class HeadGuard implements IoFilter {
 
     /**
      * The head as Voovan's parser reads it: the request line, each field as "Name: value", without
-     * Content-Type on a non-GET, without the framing fields of a body and with "Connection: close" when
-     * there is one.
+     * Content-Type on a non-GET, without AUTH-TOKEN, without the framing fields of a body and with
+     * "Connection: close" when there is one.
      */
     private static byte[] rewrite(ByteBufferChannel in, Head h) {
         byte[] raw = new byte[h.end];
@@ -214,6 +217,7 @@ final class HeadGuard implements IoFilter {
             while (raw[colon] != ':') colon++;
             String name = new String(raw, from, colon - from, java.nio.charset.StandardCharsets.US_ASCII);
             if (name.equalsIgnoreCase("content-type") && !h.get) continue;
+            if (name.equalsIgnoreCase("auth-token")) continue; // Voovan's admin token: never seen by Voovan
             if (h.body && (name.equalsIgnoreCase("content-length") || name.equalsIgnoreCase("transfer-encoding")
                     || name.equalsIgnoreCase("content-type") || name.equalsIgnoreCase("connection"))) continue;
             int v = colon + 1;

@@ -1,5 +1,6 @@
-package bench.voovan;
+package bench.voovan.workaround;
 
+import bench.voovan.Reply;
 import org.voovan.network.EventTrigger;
 import org.voovan.network.IoHandler;
 import org.voovan.network.IoSession;
