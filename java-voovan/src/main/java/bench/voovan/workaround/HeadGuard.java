@@ -42,7 +42,7 @@ final class HeadGuard implements IoFilter {
         for (char c : "!#$%&'*+-.^_`|~".toCharArray()) TCHAR[c] = true;
     }
 
-    private static final int INCOMPLETE = 0, PASS = 1;
+    static final int INCOMPLETE = 0, PASS = 1;
 
     @Override
     public Object decode(IoSession session, Object object) {
@@ -205,7 +205,7 @@ final class HeadGuard implements IoFilter {
      * Content-Type on a non-GET, without AUTH-TOKEN, without the framing fields of a body and with
      * "Connection: close" when there is one.
      */
-    private static byte[] rewrite(ByteBufferChannel in, Head h) {
+    static byte[] rewrite(ByteBufferChannel in, Head h) {
         byte[] raw = new byte[h.end];
         in.get(raw, 0, h.end);
         ByteArrayOutputStream out = new ByteArrayOutputStream(h.end + 32);
