@@ -96,7 +96,7 @@ final class Conn {
         this.lastActive = System.nanoTime();
     }
 
-    /** The connection's state; created here (on its IO thread) for a connection accepted before Main
+    /** The connection's state; created here (on its IO thread) for a connection accepted before Workarounds
      * installed Handler (Voovan creates its listener and starts accepting in one call, syncServe). */
     static Conn of(IoSession session) {
         Conn c = (Conn) session.getAttribute(KEY);

@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  *   ReadTimeout per line (every other connection of that thread waits too), then drops the bytes it
  *   has and answers nothing;
  * - copies each token of the head into a per-thread 1,024-byte array (a longer one is an
- *   ArrayIndexOutOfBoundsException, answered 500; Main widens the array instead);
+ *   ArrayIndexOutOfBoundsException, answered 500; Workarounds widens the array instead);
  * - takes a field name to end at ": ", so "Name:value" or an empty value ends the head early, and the
  *   rest of the head is parsed as the next request; keeps the last of repeated fields; accepts any byte
  *   in a name; reads a body only for a non-GET request with a Content-Type, and otherwise parses the
