@@ -71,6 +71,7 @@ public final class Reply {
      * Workarounds).
      */
     public static Reply json(int id, byte[] message) {
+        // Workaround: Voovan's JSON encoder, not used (README, Workarounds)
         ByteArrayOutputStream out = new ByteArrayOutputStream(message.length + 32);
         try (JsonGenerator g = JSON_FACTORY.createGenerator(out)) {
             g.writeStartObject();

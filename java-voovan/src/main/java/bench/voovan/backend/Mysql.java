@@ -71,6 +71,7 @@ public final class Mysql extends Blocking {
      * that long to find MariaDB back (HikariPool.PoolEntryCreator).
      */
     private boolean open() {
+        // Workaround: Hikari's connect backoff grows to 5 s (README, Workarounds)
         Properties props = new Properties();
         props.putAll(cfg.getDataSourceProperties());
         props.setProperty("user", cfg.getUsername());

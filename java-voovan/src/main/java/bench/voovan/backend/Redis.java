@@ -68,6 +68,7 @@ public final class Redis implements Backend {
      * down at start; so the first one is retried here, in the background, until it succeeds.
      */
     private void connect() {
+        // Workaround: Lettuce's first connect is not retried (README, Workarounds)
         client.connectAsync(CODEC, uri).whenComplete((connection, failure) -> {
             if (failure == null) {
                 commands = connection.async();

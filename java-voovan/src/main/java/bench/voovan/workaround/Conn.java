@@ -56,6 +56,7 @@ final class Conn {
 
     static {
         try {
+            // Workaround: writes busy-loop, reading never pauses; the key by reflection (README, Workarounds)
             // protected in IoSession; Voovan has no public way to change a connection's interest set
             SELECTION_KEY = IoSession.class.getDeclaredMethod("getSelectionKey");
             SELECTION_KEY.setAccessible(true);
@@ -156,6 +157,7 @@ final class Conn {
         ch.lock();
         try {
             if (gone || closing || ch.isReleased()) return;
+            // Workaround: Response.send's unbounded put (README, Workarounds)
             if (ch.size() > 0 && ch.available() < ROOM) drainLocked();
             writer.run();
             if (last) closeAfterOutput = true;
@@ -313,6 +315,7 @@ final class Conn {
         }
     }
 
+    // Workaround: Voovan's idle limits are dead code (README, Workarounds)
     private void check(long now) {
         if (gone || !session.isConnected()) {
             gone = true;

@@ -49,7 +49,7 @@ public final class Exchange {
     public void reply(Reply r) {
         if (order.idle()) {
             resp.setAsync(true); // Voovan writes nothing for this response: it is written here
-            if (head) {
+            if (head) { // Workaround: Voovan derives a HEAD's Content-Length from its body (README, Workarounds)
                 conn.answer(() -> session.send(ByteBuffer.wrap(r.headBytes(http10KeepAlive, keepAlive,
                         WebContext.RESPONSE_COMMON_HEADER))), !keepAlive);
             } else {
@@ -131,6 +131,7 @@ public final class Exchange {
     }
 
     /** Per connection: answers not yet written, in request order. */
+    // Workaround: Voovan does not order answers across getAsyncResponse() (README, Workarounds)
     static final class Order {
         private final ArrayDeque<Slot> pending = new ArrayDeque<>();
 

@@ -71,6 +71,7 @@ final class HeadGuard implements IoFilter {
         } finally {
             in.compact(); // nothing consumed: only releases getByteBuffer()'s lock
         }
+        // Workaround: Voovan's parser waits on the IO thread for a head's missing bytes (README, Workarounds)
         if (verdict == INCOMPLETE) {
             if (h.start < 0) { // nothing but empty lines (RFC 9112 §2.2 allows them before a request)
                 in.clear();
@@ -91,6 +92,7 @@ final class HeadGuard implements IoFilter {
         c.reqHttp11 = h.http11;  // read by the Exchange of this request (Voovan dispatches it before the next decode)
         c.reqCloses = h.closes;
         if (h.closes) c.discard = true; // nothing after this request is read as a request
+        // Workaround: a body Voovan would wait for or parse as the next request (README, Workarounds)
         if (h.body || h.rewrite) {
             byte[] head = rewrite(in, h);
             if (h.body) {
@@ -173,6 +175,7 @@ final class HeadGuard implements IoFilter {
                 int x = b.get(v) & 0xff;
                 if ((x < 0x20 && x != HTAB) || x == 0x7f) return 400;
             }
+            // Workaround: Voovan ends a name only at ": " (README, Workarounds)
             if (nameEnd + 1 == cr || b.get(nameEnd + 1) != SP) h.rewrite = true;
             int len = nameEnd - pos;
             if (len == 14 && nameIs(b, pos, "content-length")) {
