@@ -1,10 +1,10 @@
 package bench.voovan;
 
 /** Configuration comes from the environment only; a missing variable stops the process at once, by name. */
-final class Env {
+public final class Env {
     private Env() {}
 
-    static String require(String name) {
+    public static String require(String name) {
         String v = System.getenv(name);
         if (v == null || v.isEmpty()) {
             System.err.println("java-voovan: missing environment variable " + name);
@@ -13,7 +13,7 @@ final class Env {
         return v;
     }
 
-    static int requireInt(String name) {
+    public static int requireInt(String name) {
         String v = require(name);
         try {
             return Integer.parseInt(v.trim());

@@ -4,11 +4,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Runs tasks a fixed delay after they were added, on one thread of its own.
+ * The timer of /sleep: runs each task a fixed delay after it was added, on one daemon thread.
  *
- * Every task of one instance has the same delay, so the order of adding is the order of running: a
- * FIFO queue replaces the heap of a ScheduledThreadPoolExecutor (no lock, no O(log n) insertion and no
- * cancellation per request). Used for the 10 ms of /sleep.
+ * Every task has the same delay, so the order of adding is the order of running: a lock-free FIFO
+ * queue, where a ScheduledThreadPoolExecutor would keep a heap (a lock and an O(log n) insertion per
+ * request). Nothing wakes the thread early: with the queue empty it parks one delay (anything added
+ * meanwhile is due later than that), otherwise until the oldest task is due.
  */
 final class FixedDelay {
     private final long delayNanos;
@@ -31,7 +32,6 @@ final class FixedDelay {
         while (true) {
             Entry head = queue.peek();
             if (head == null) {
-                // Anything added from now on is due at least delayNanos later.
                 LockSupport.parkNanos(delayNanos);
                 continue;
             }

@@ -16,15 +16,15 @@ import java.nio.charset.StandardCharsets;
  * always derives Content-Length from the body it writes, so a HEAD answer with the GET's length and
  * no body has to be written as bytes (see headBytes) with the very same header values.
  */
-final class Reply {
-    static final String TEXT = "text/plain; charset=utf-8";
+public final class Reply {
+    public static final String TEXT = "text/plain; charset=utf-8";
     static final String JSON = "application/json";
 
-    final int status;
-    final String reason;
-    final String contentType;
-    final byte[] body;
-    final boolean allow;
+    public final int status;
+    public final String reason;
+    public final String contentType;
+    public final byte[] body;
+    public final boolean allow;
     private final byte[] headPrefix;
 
     Reply(int status, String reason, String contentType, byte[] body) {
@@ -44,17 +44,17 @@ final class Reply {
         return new Reply(status, reason, TEXT, body.getBytes(StandardCharsets.UTF_8));
     }
 
-    static final Reply HELLO = text(200, "OK", "Hello, World!");
-    static final Reply SLEPT = text(200, "OK", "Slept 10 ms");
-    static final Reply BAD_REQUEST = text(400, "Bad Request", "Bad Request");
-    static final Reply NOT_FOUND = text(404, "Not Found", "Not Found");
-    static final Reply METHOD_NOT_ALLOWED = text(405, "Method Not Allowed", "Method Not Allowed");
-    static final Reply INTERNAL_ERROR = text(500, "Internal Server Error", "Internal Server Error");
-    static final Reply UNAVAILABLE = text(503, "Service Unavailable", "Service Unavailable");
+    public static final Reply HELLO = text(200, "OK", "Hello, World!");
+    public static final Reply SLEPT = text(200, "OK", "Slept 10 ms");
+    public static final Reply BAD_REQUEST = text(400, "Bad Request", "Bad Request");
+    public static final Reply NOT_FOUND = text(404, "Not Found", "Not Found");
+    public static final Reply METHOD_NOT_ALLOWED = text(405, "Method Not Allowed", "Method Not Allowed");
+    public static final Reply INTERNAL_ERROR = text(500, "Internal Server Error", "Internal Server Error");
+    public static final Reply UNAVAILABLE = text(503, "Service Unavailable", "Service Unavailable");
     // refusals (HeadGuard, Conn): written as bytes, then the connection ends
-    static final Reply REQUEST_TIMEOUT = text(408, "Request Timeout", "Request Timeout");
-    static final Reply URI_TOO_LONG = text(414, "URI Too Long", "URI Too Long");
-    static final Reply HEADERS_TOO_LARGE = text(431, "Request Header Fields Too Large", "Request Header Fields Too Large");
+    public static final Reply REQUEST_TIMEOUT = text(408, "Request Timeout", "Request Timeout");
+    public static final Reply URI_TOO_LONG = text(414, "URI Too Long", "URI Too Long");
+    public static final Reply HEADERS_TOO_LARGE = text(431, "Request Header Fields Too Large", "Request Header Fields Too Large");
 
     /** Jackson's defaults, stated: no pretty printer, non-ASCII and '/' written as they are. */
     private static final JsonFactory JSON_FACTORY = JsonFactory.builder()
@@ -70,7 +70,8 @@ final class Reply {
      * contract. Voovan's own JSON (org.voovan.tools.json) does not give these bytes (README,
      * Workarounds).
      */
-    static Reply json(int id, byte[] message) {
+    public static Reply json(int id, byte[] message) {
+        // Workaround: Voovan's JSON encoder, not used (README, Workarounds)
         ByteArrayOutputStream out = new ByteArrayOutputStream(message.length + 32);
         try (JsonGenerator g = JSON_FACTORY.createGenerator(out)) {
             g.writeStartObject();
@@ -88,13 +89,13 @@ final class Reply {
      * the header block), and no body. "Connection: keep-alive" for an HTTP/1.0 keep-alive request,
      * "Connection: close" when the connection ends after it.
      */
-    byte[] headBytes(boolean http10KeepAlive, boolean keepAlive, byte[] commonHeader) {
+    public byte[] headBytes(boolean http10KeepAlive, boolean keepAlive, byte[] commonHeader) {
         byte[] connection = !keepAlive ? CLOSE : http10KeepAlive ? KEEP_ALIVE : null;
         return connection == null ? concat(headPrefix, commonHeader) : concat(headPrefix, connection, commonHeader);
     }
 
     /** A refusal: the whole answer with its body, saying "Connection: close". */
-    byte[] refusalBytes() {
+    public byte[] refusalBytes() {
         return concat(headPrefix, CLOSE, WebContext.RESPONSE_COMMON_HEADER, body);
     }
 

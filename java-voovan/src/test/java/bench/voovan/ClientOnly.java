@@ -1,5 +1,10 @@
 package bench.voovan;
 
+import bench.voovan.backend.Backend;
+import bench.voovan.backend.Memcache;
+import bench.voovan.backend.Mysql;
+import bench.voovan.backend.Redis;
+
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
@@ -7,7 +12,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The stack's backend path without Voovan (NOTES.md, the /mysql notes): the very Backends classes the stack uses
+ * The stack's backend path without Voovan (NOTES.md, the /mysql notes): the very backend classes the stack uses
  * (client, pool, settings, deadline, a virtual thread per blocking read), driven by N chains, each
  * starting its next read of a random id when its last one ends, as N connections of a closed-loop
  * benchmark would. Prints reads/s and the process's CPU µs per read: what the client alone costs, which
@@ -27,17 +32,12 @@ public final class ClientOnly {
         long measureNanos = Long.parseLong(args[3]) * 1_000_000_000L;
         int timeoutMs = Env.requireInt("BACKEND_TIMEOUT_MS");
         Executor blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("backend-", 0).factory());
-        Backends.Backend backend = switch (args[0]) {
-            case "redis" -> new Backends.Redis(Env.require("REDIS_HOST"), Env.requireInt("REDIS_PORT"), timeoutMs);
-            case "mysql" -> {
-                int pool = Env.requireInt("VOOVAN_MYSQL_POOL");
-                Backends.Mysql m = new Backends.Mysql(Env.require("MYSQL_HOST"), Env.requireInt("MYSQL_PORT"),
-                        Env.require("MYSQL_USER"), Env.require("MYSQL_PASSWORD"), Env.require("MYSQL_DATABASE"),
-                        timeoutMs, pool, blocking);
-                m.warm(pool);
-                yield m;
-            }
-            case "memcache" -> new Backends.Memcache(Env.require("MEMCACHE_HOST"), Env.requireInt("MEMCACHE_PORT"),
+        Backend backend = switch (args[0]) {
+            case "redis" -> new Redis(Env.require("REDIS_HOST"), Env.requireInt("REDIS_PORT"), timeoutMs);
+            case "mysql" -> new Mysql(Env.require("MYSQL_HOST"), Env.requireInt("MYSQL_PORT"),
+                    Env.require("MYSQL_USER"), Env.require("MYSQL_PASSWORD"), Env.require("MYSQL_DATABASE"),
+                    timeoutMs, Env.requireInt("VOOVAN_MYSQL_POOL"), blocking); // opened and warmed by its constructor
+            case "memcache" -> new Memcache(Env.require("MEMCACHE_HOST"), Env.requireInt("MEMCACHE_PORT"),
                     timeoutMs, Env.requireInt("VOOVAN_MEMCACHE_CONNECTIONS"), blocking);
             default -> throw new IllegalArgumentException("not a backend: " + args[0]);
         };
@@ -65,7 +65,7 @@ public final class ClientOnly {
      * that is Lettuce's event loop, one hand-off fewer than in the stack (where Voovan's IO thread issues
      * the GET): the figure is what the client costs at best.
      */
-    private record Chain(Backends.Backend backend, long timeoutNanos, long end, LongAdder reads,
+    private record Chain(Backend backend, long timeoutNanos, long end, LongAdder reads,
                          LongAdder failures) {
         void next() {
             if (System.nanoTime() >= end) return;

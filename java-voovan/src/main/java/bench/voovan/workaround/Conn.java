@@ -1,5 +1,6 @@
-package bench.voovan;
+package bench.voovan.workaround;
 
+import bench.voovan.Reply;
 import org.voovan.network.EventTrigger;
 import org.voovan.network.IoHandler;
 import org.voovan.network.IoSession;
@@ -55,6 +56,7 @@ final class Conn {
 
     static {
         try {
+            // Workaround: writes busy-loop, reading never pauses; the key by reflection (README, Workarounds)
             // protected in IoSession; Voovan has no public way to change a connection's interest set
             SELECTION_KEY = IoSession.class.getDeclaredMethod("getSelectionKey");
             SELECTION_KEY.setAccessible(true);
@@ -95,7 +97,7 @@ final class Conn {
         this.lastActive = System.nanoTime();
     }
 
-    /** The connection's state; created here (on its IO thread) for a connection accepted before Main
+    /** The connection's state; created here (on its IO thread) for a connection accepted before Workarounds
      * installed Handler (Voovan creates its listener and starts accepting in one call, syncServe). */
     static Conn of(IoSession session) {
         Conn c = (Conn) session.getAttribute(KEY);
@@ -155,6 +157,7 @@ final class Conn {
         ch.lock();
         try {
             if (gone || closing || ch.isReleased()) return;
+            // Workaround: Response.send's unbounded put (README, Workarounds)
             if (ch.size() > 0 && ch.available() < ROOM) drainLocked();
             writer.run();
             if (last) closeAfterOutput = true;
@@ -312,6 +315,7 @@ final class Conn {
         }
     }
 
+    // Workaround: Voovan's idle limits are dead code (README, Workarounds)
     private void check(long now) {
         if (gone || !session.isConnected()) {
             gone = true;

@@ -1,5 +1,6 @@
-package bench.voovan;
+package bench.voovan.workaround;
 
+import bench.voovan.Reply;
 import org.voovan.http.server.HttpRequest;
 import org.voovan.http.server.HttpResponse;
 import org.voovan.http.server.context.WebContext;
@@ -20,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * does not keep pipelined answers in order across that path, so each connection carries a queue
  * (Order): while an earlier answer is still outstanding, later ones are parked and written behind it.
  */
-final class Exchange {
+public final class Exchange {
     final Conn conn;
     final IoSession session;
     final HttpResponse resp;
@@ -40,15 +41,15 @@ final class Exchange {
         this.order = conn.order;
     }
 
-    static Exchange of(HttpRequest req, HttpResponse resp) {
+    public static Exchange of(HttpRequest req, HttpResponse resp) {
         return new Exchange(req, resp);
     }
 
     /** Answer now, on the IO thread (no backend work). */
-    void reply(Reply r) {
+    public void reply(Reply r) {
         if (order.idle()) {
             resp.setAsync(true); // Voovan writes nothing for this response: it is written here
-            if (head) {
+            if (head) { // Workaround: Voovan derives a HEAD's Content-Length from its body (README, Workarounds)
                 conn.answer(() -> session.send(ByteBuffer.wrap(r.headBytes(http10KeepAlive, keepAlive,
                         WebContext.RESPONSE_COMMON_HEADER))), !keepAlive);
             } else {
@@ -60,7 +61,7 @@ final class Exchange {
     }
 
     /** Answer later, from another thread; Voovan moves on to the connection's next request. */
-    Deferred defer() {
+    public Deferred defer() {
         HttpResponse async;
         if (head) {
             resp.setAsync(true);
@@ -102,7 +103,7 @@ final class Exchange {
     }
 
     /** An answer that will come later; the first complete() is written, any later one dropped. */
-    static final class Deferred {
+    public static final class Deferred {
         private final Exchange ex;
         private final HttpResponse async;
         private final Slot slot;
@@ -118,7 +119,7 @@ final class Exchange {
             return done.get();
         }
 
-        boolean complete(Reply r) {
+        public boolean complete(Reply r) {
             if (!done.compareAndSet(false, true)) return false;
             ex.order.finish(slot, () -> ex.emit(async, r));
             return true;
@@ -130,6 +131,7 @@ final class Exchange {
     }
 
     /** Per connection: answers not yet written, in request order. */
+    // Workaround: Voovan does not order answers across getAsyncResponse() (README, Workarounds)
     static final class Order {
         private final ArrayDeque<Slot> pending = new ArrayDeque<>();
 

@@ -1,5 +1,6 @@
-package bench.voovan;
+package bench.voovan.workaround;
 
+import bench.voovan.Reply;
 import org.voovan.network.IoFilter;
 import org.voovan.network.IoSession;
 import org.voovan.tools.buffer.ByteBufferChannel;
@@ -16,7 +17,7 @@ import java.nio.ByteBuffer;
  *   ReadTimeout per line (every other connection of that thread waits too), then drops the bytes it
  *   has and answers nothing;
  * - copies each token of the head into a per-thread 1,024-byte array (a longer one is an
- *   ArrayIndexOutOfBoundsException, answered 500; Main widens the array instead);
+ *   ArrayIndexOutOfBoundsException, answered 500; Workarounds widens the array instead);
  * - takes a field name to end at ": ", so "Name:value" or an empty value ends the head early, and the
  *   rest of the head is parsed as the next request; keeps the last of repeated fields; accepts any byte
  *   in a name; reads a body only for a non-GET request with a Content-Type, and otherwise parses the
@@ -41,7 +42,7 @@ final class HeadGuard implements IoFilter {
         for (char c : "!#$%&'*+-.^_`|~".toCharArray()) TCHAR[c] = true;
     }
 
-    private static final int INCOMPLETE = 0, PASS = 1;
+    static final int INCOMPLETE = 0, PASS = 1;
 
     @Override
     public Object decode(IoSession session, Object object) {
@@ -70,6 +71,7 @@ final class HeadGuard implements IoFilter {
         } finally {
             in.compact(); // nothing consumed: only releases getByteBuffer()'s lock
         }
+        // Workaround: Voovan's parser waits on the IO thread for a head's missing bytes (README, Workarounds)
         if (verdict == INCOMPLETE) {
             if (h.start < 0) { // nothing but empty lines (RFC 9112 §2.2 allows them before a request)
                 in.clear();
@@ -90,6 +92,7 @@ final class HeadGuard implements IoFilter {
         c.reqHttp11 = h.http11;  // read by the Exchange of this request (Voovan dispatches it before the next decode)
         c.reqCloses = h.closes;
         if (h.closes) c.discard = true; // nothing after this request is read as a request
+        // Workaround: a body Voovan would wait for or parse as the next request (README, Workarounds)
         if (h.body || h.rewrite) {
             byte[] head = rewrite(in, h);
             if (h.body) {
@@ -118,7 +121,7 @@ final class HeadGuard implements IoFilter {
         int lineEnd;          // index of the request line's CR
         int end;              // one past the head's empty line
         boolean http11, get;
-        boolean rewrite;      // a field Voovan would misparse ("Name:value", an empty value), or a Content-Type on a non-GET
+        boolean rewrite;      // a field Voovan would misparse ("Name:value", an empty value), a Content-Type on a non-GET, AUTH-TOKEN
         boolean body;         // Content-Length above 0, or Transfer-Encoding
         boolean closes;       // the connection ends after this request
     }
@@ -172,6 +175,7 @@ final class HeadGuard implements IoFilter {
                 int x = b.get(v) & 0xff;
                 if ((x < 0x20 && x != HTAB) || x == 0x7f) return 400;
             }
+            // Workaround: Voovan ends a name only at ": " (README, Workarounds)
             if (nameEnd + 1 == cr || b.get(nameEnd + 1) != SP) h.rewrite = true;
             int len = nameEnd - pos;
             if (len == 14 && nameIs(b, pos, "content-length")) {
@@ -186,6 +190,8 @@ final class HeadGuard implements IoFilter {
             } else if (len == 10 && nameIs(b, pos, "connection")) {
                 close |= hasToken(b, nameEnd + 1, cr, "close");
                 keepAlive |= hasToken(b, nameEnd + 1, cr, "keep-alive");
+            } else if (len == 10 && nameIs(b, pos, "auth-token")) {
+                h.rewrite = true; // Workaround: ADMIN/MONITOR with AUTH-TOKEN skip every HttpFilter (README, Workarounds)
             }
             pos = lf + 1;
         }
@@ -199,10 +205,10 @@ final class HeadGuard implements IoFilter {
 
     /**
      * The head as Voovan's parser reads it: the request line, each field as "Name: value", without
-     * Content-Type on a non-GET, without the framing fields of a body and with "Connection: close" when
-     * there is one.
+     * Content-Type on a non-GET, without AUTH-TOKEN, without the framing fields of a body and with
+     * "Connection: close" when there is one.
      */
-    private static byte[] rewrite(ByteBufferChannel in, Head h) {
+    static byte[] rewrite(ByteBufferChannel in, Head h) {
         byte[] raw = new byte[h.end];
         in.get(raw, 0, h.end);
         ByteArrayOutputStream out = new ByteArrayOutputStream(h.end + 32);
@@ -214,6 +220,7 @@ final class HeadGuard implements IoFilter {
             while (raw[colon] != ':') colon++;
             String name = new String(raw, from, colon - from, java.nio.charset.StandardCharsets.US_ASCII);
             if (name.equalsIgnoreCase("content-type") && !h.get) continue;
+            if (name.equalsIgnoreCase("auth-token")) continue; // Voovan's admin token: never seen by Voovan
             if (h.body && (name.equalsIgnoreCase("content-length") || name.equalsIgnoreCase("transfer-encoding")
                     || name.equalsIgnoreCase("content-type") || name.equalsIgnoreCase("connection"))) continue;
             int v = colon + 1;
