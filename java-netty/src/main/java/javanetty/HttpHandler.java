@@ -196,7 +196,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             case "/memcache" -> ROUTE_MEMCACHE;
             default -> ROUTE_NONE;
         };
-        int id = route >= ROUTE_REDIS && allowed ? Query.id(uri, q) : -1;
+        int id = route >= ROUTE_REDIS && allowed ? Query.id(uri) : -1;
         dispatch(route, head, allowed, id, !keepAlive, extra);
     }
 

@@ -65,12 +65,7 @@ public final class Main {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        RequestDecoder decoder = new RequestDecoder(config.headTimeoutMs());
-                        ch.pipeline().addLast(
-                                // IDLE_TIMEOUT_MS without a byte read: HttpHandler closes on the event
-                                new IdleStateHandler(config.idleTimeoutMs(), 0, 0, TimeUnit.MILLISECONDS),
-                                decoder,
-                                new HttpHandler(app, responses.get(ch.eventLoop()), decoder));
+                        pipeline(ch, app, responses.get(ch.eventLoop()), config.headTimeoutMs(), config.idleTimeoutMs());
                     }
                 });
         Channel server = bootstrap.bind(config.host(), config.port()).sync().channel();
@@ -87,5 +82,15 @@ public final class Main {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
         }));
         server.closeFuture().sync();
+    }
+
+    /** One connection's pipeline (the unit tests build the same one on an EmbeddedChannel). */
+    static void pipeline(Channel ch, App app, Responses responses, int headTimeoutMs, int idleTimeoutMs) {
+        RequestDecoder decoder = new RequestDecoder(headTimeoutMs);
+        ch.pipeline().addLast(
+                // IDLE_TIMEOUT_MS without a byte read: HttpHandler closes on the event
+                new IdleStateHandler(idleTimeoutMs, 0, 0, TimeUnit.MILLISECONDS),
+                decoder,
+                new HttpHandler(app, responses, decoder));
     }
 }
