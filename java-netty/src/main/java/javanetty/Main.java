@@ -52,6 +52,9 @@ public final class Main {
         Redis redis = new Redis(config, cores);
         Mysql mysql = new Mysql(config, cores, mysqlPool);
         Memcache memcache = new Memcache(config, group, transport);
+        // Each warm-up waits for its backend only while it is reachable: a backend that is down does not
+        // stop the start; its endpoint answers 503 until it is back (then 200 within 2 s).
+        redis.warm();
         mysql.warm();
         memcache.warm();
         App app = new App(redis, mysql, memcache, config.backendTimeoutMs());
