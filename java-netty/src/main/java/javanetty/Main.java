@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
  * only from the environment) are JVM system properties that stack.toml's run command sets from
  * environment variables (README, Tuning): -Dtransport=auto|io_uring|epoll|nio,
- * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16 per core), and Netty's own
+ * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16), and Netty's own
  * -Dio.netty.allocator.type, which ByteBufAllocator.DEFAULT follows.
  */
 public final class Main {
@@ -40,7 +40,9 @@ public final class Main {
         Transport transport = Transport.choose(System.getProperty("transport", "auto"));
         int cores = Runtime.getRuntime().availableProcessors();
         int loops = Integer.getInteger("eventLoops", cores);
-        int mysqlPool = Integer.getInteger("mysql.pool", 16 * cores);
+        // A fixed pool, not one per core: the database's connection limit (MariaDB's max_connections
+        // defaults to 151) is shared by every instance, whatever the size of this host (README, Tuning).
+        int mysqlPool = Integer.getInteger("mysql.pool", 16);
         ByteBufAllocator alloc = ByteBufAllocator.DEFAULT; // -Dio.netty.allocator.type (stack.toml)
 
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(loops, transport.factory());
