@@ -1,6 +1,5 @@
 package javanetty;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -42,6 +41,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     static final int ROUTE_HELLO = 0, ROUTE_SLEEP = 1, ROUTE_REDIS = 2, ROUTE_MYSQL = 3, ROUTE_MEMCACHE = 4,
             ROUTE_NONE = -1;
     private static final int SLEEP_MS = 10;
+    private static final boolean QUERY_RAW = "raw".equals(System.getProperty("query")); // TEMPORARY knob
     /** Answers owed before decoding pauses; no HTTP client pipelines this many before reading one. */
     private static final int MAX_PENDING = 256;
 
@@ -68,7 +68,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         final boolean head;
         boolean close;
         final byte[] extraHeader;
-        ByteBuf buf;
+        /** The answer: a ByteBuf (pre-encoded) or a FullHttpResponse (for Netty's encoder). */
+        Object buf;
         ScheduledFuture<?> timer;
         volatile boolean done; // read by backend threads through Reply.abandoned()
 
@@ -151,7 +152,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         for (Slot s; (s = queue.poll()) != null; ) {
             s.done = true;
             if (s.timer != null) s.timer.cancel(false);
-            if (s.buf != null) s.buf.release();
+            if (s.buf != null) ReferenceCountUtil.release(s.buf);
         }
         ctx.fireChannelInactive();
     }
@@ -196,7 +197,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             case "/memcache" -> ROUTE_MEMCACHE;
             default -> ROUTE_NONE;
         };
-        int id = route >= ROUTE_REDIS && allowed ? Query.id(uri) : -1;
+        int id = route >= ROUTE_REDIS && allowed ? (QUERY_RAW ? QueryRaw.id(uri, q) : Query.id(uri)) : -1;
         dispatch(route, head, allowed, id, !keepAlive, extra);
     }
 
@@ -252,7 +253,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     /** A static answer: written now, or queued behind a pending earlier one. */
     private void answer(int which, boolean head, boolean close, byte[] extra) {
-        ByteBuf buf = extra == null ? responses.get(which, head) : responses.build(ctx.alloc(), which, head, extra);
+        Object buf = extra == null ? responses.get(which, head) : responses.build(ctx.alloc(), which, head, extra);
         if (close) closing = true;
         if (queue.isEmpty()) {
             write(buf, close);
@@ -320,7 +321,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         drain();
     }
 
-    private ByteBuf staticBuf(int which, Slot s) {
+    private Object staticBuf(int which, Slot s) {
         return s.extraHeader == null ? responses.get(which, s.head)
                 : responses.build(ctx.alloc(), which, s.head, s.extraHeader);
     }
@@ -354,7 +355,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         if (!reading) decoder.resumeIfDrained();
     }
 
-    private void write(ByteBuf buf, boolean close) {
+    private void write(Object buf, boolean close) {
         if (close) {
             ctx.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
         } else {
