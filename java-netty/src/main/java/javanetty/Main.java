@@ -53,15 +53,12 @@ public final class Main {
 
         Redis redis = new Redis(config, cores);
         Mysql mysql = new Mysql(config, cores, mysqlPool);
-        boolean xmemcached = "xmemcached".equals(System.getProperty("memcache.client", "netty")); // TEMPORARY knob
-        Memcache memcache = xmemcached ? null : new Memcache(config, group, transport);
-        Backend memcacheBackend = xmemcached ? new XMemcache(config) : memcache;
+        Memcache memcache = new Memcache(config);
         // Each warm-up waits for its backend only while it is reachable: a backend that is down does not
         // stop the start; its endpoint answers 503 until it is back (then 200 within 2 s).
         redis.warm();
         mysql.warm();
-        if (memcache != null) memcache.warm();
-        App app = new App(redis, mysql, memcacheBackend, config.backendTimeoutMs());
+        App app = new App(redis, mysql, memcache, config.backendTimeoutMs());
 
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
@@ -83,7 +80,7 @@ public final class Main {
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
-            memcacheBackend.close();
+            memcache.close();
             redis.close();
             mysql.close();
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
@@ -96,8 +93,9 @@ public final class Main {
         RequestDecoder decoder = new RequestDecoder(headTimeoutMs);
         ch.pipeline().addLast(
                 // IDLE_TIMEOUT_MS without a byte read: HttpHandler closes on the event
-                new IdleStateHandler(idleTimeoutMs, 0, 0, TimeUnit.MILLISECONDS));
-        if (responses.encoder) ch.pipeline().addLast(new Responses.Encoder());
-        ch.pipeline().addLast(decoder, new HttpHandler(app, responses, decoder));
+                new IdleStateHandler(idleTimeoutMs, 0, 0, TimeUnit.MILLISECONDS),
+                new Responses.Encoder(),
+                decoder,
+                new HttpHandler(app, responses, decoder));
     }
 }
