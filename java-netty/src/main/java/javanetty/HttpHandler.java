@@ -1,13 +1,13 @@
 package javanetty;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
@@ -53,7 +53,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private boolean reading, flushPending, closing, dead;
     /** Body bytes of the current request discarded so far. */
     private long bodyBytes;
-    /** Unwritten answer bytes at the last idle event while paused (-1: none yet). */
+    /** The unwritten answer bytes, as seen at the last idle event while paused (-1: none yet). */
     private long pendingAtIdle = -1;
 
     HttpHandler(App app, Responses responses, RequestDecoder decoder) {
@@ -67,15 +67,17 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private static final class Slot {
         final boolean head;
         boolean close;
-        final byte[] extraHeader;
-        ByteBuf buf;
+        /** Responses.KEEP, CLOSE or KEEP_ALIVE: the Connection header of the answer. */
+        final int connection;
+        /** The answer, once ready. */
+        FullHttpResponse buf;
         ScheduledFuture<?> timer;
         volatile boolean done; // read by backend threads through Reply.abandoned()
 
-        Slot(boolean head, boolean close, byte[] extraHeader) {
+        Slot(boolean head, boolean close, int connection) {
             this.head = head;
             this.close = close;
-            this.extraHeader = extraHeader;
+            this.connection = connection;
         }
     }
 
@@ -131,8 +133,9 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             // decoding is paused nothing is read by design: that client is closed only once its
             // answers stop draining too (it stopped reading them).
             if (decoder.paused()) {
-                ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
-                long pending = out == null ? 0 : out.totalPendingWriteBytes();
+                // Netty's public view of the unwritten bytes: one of the two moves whenever they do
+                Channel ch = ctx.channel();
+                long pending = ch.bytesBeforeWritable() << 32 ^ ch.bytesBeforeUnwritable();
                 if (pending != pendingAtIdle) {
                     pendingAtIdle = pending;
                     return;
@@ -151,7 +154,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         for (Slot s; (s = queue.poll()) != null; ) {
             s.done = true;
             if (s.timer != null) s.timer.cancel(false);
-            if (s.buf != null) s.buf.release();
+            if (s.buf != null) ReferenceCountUtil.release(s.buf);
         }
         ctx.fireChannelInactive();
     }
@@ -173,15 +176,15 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         // Workaround: Netty accepts any HTTP/d.d version; this is HTTP/1.x only (README, Workarounds)
-        if (req.protocolVersion().majorVersion() != 1) { // Netty accepts any HTTP/d.d; this is HTTP/1.x only
+        if (req.protocolVersion().majorVersion() != 1) {
             answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
             return;
         }
         bodyBytes = 0;
         boolean keepAlive = HttpUtil.isKeepAlive(req);
         if (HttpUtil.getContentLength(req, 0L) > MAX_BODY) keepAlive = false; // answered, then closed unread
-        byte[] extra = !keepAlive ? Responses.CLOSE
-                : req.protocolVersion() == HttpVersion.HTTP_1_0 ? Responses.KEEP_ALIVE : null;
+        int connection = !keepAlive ? Responses.CLOSE
+                : req.protocolVersion() == HttpVersion.HTTP_1_0 ? Responses.KEEP_ALIVE : Responses.KEEP;
         String uri = req.uri();
         int q = uri.indexOf('?');
         String path = q < 0 ? uri : uri.substring(0, q);
@@ -196,8 +199,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             case "/memcache" -> ROUTE_MEMCACHE;
             default -> ROUTE_NONE;
         };
-        int id = route >= ROUTE_REDIS && allowed ? Query.id(uri, q) : -1;
-        dispatch(route, head, allowed, id, !keepAlive, extra);
+        int id = route >= ROUTE_REDIS && allowed ? Query.id(uri) : -1;
+        dispatch(route, head, allowed, id, !keepAlive, connection);
     }
 
     /** Request body bytes (any method): discarded; past MAX_BODY, or a broken body, the connection closes. */
@@ -231,33 +234,33 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** The contract's routing order: path (404), method (405), id (400), then the backend. */
-    private void dispatch(int route, boolean head, boolean allowed, int id, boolean close, byte[] extra) {
+    private void dispatch(int route, boolean head, boolean allowed, int id, boolean close, int connection) {
         if (route == ROUTE_NONE) {
-            answer(Responses.NOT_FOUND, head, close, extra);
+            answer(Responses.NOT_FOUND, head, close, connection);
         } else if (!allowed) {
-            answer(Responses.METHOD_NOT_ALLOWED, false, close, extra);
+            answer(Responses.METHOD_NOT_ALLOWED, false, close, connection);
         } else if (route == ROUTE_HELLO) {
-            answer(Responses.OK, head, close, extra);
+            answer(Responses.OK, head, close, connection);
         } else if (route == ROUTE_SLEEP) {
-            sleep(head, close, extra);
+            sleep(head, close, connection);
         } else if (id < 0) {
-            answer(Responses.BAD_REQUEST, head, close, extra);
+            answer(Responses.BAD_REQUEST, head, close, connection);
         } else {
             read(route == ROUTE_REDIS ? app.redis : route == ROUTE_MYSQL ? app.mysql : app.memcache,
-                    id, head, close, extra);
+                    id, head, close, connection);
         }
     }
 
     // ------------------------------------------------------------------ the three kinds of answer
 
     /** A static answer: written now, or queued behind a pending earlier one. */
-    private void answer(int which, boolean head, boolean close, byte[] extra) {
-        ByteBuf buf = extra == null ? responses.get(which, head) : responses.build(ctx.alloc(), which, head, extra);
+    private void answer(int which, boolean head, boolean close, int connection) {
+        FullHttpResponse buf = responses.get(which, head, connection);
         if (close) closing = true;
         if (queue.isEmpty()) {
             write(buf, close);
         } else {
-            Slot s = new Slot(head, close, extra);
+            Slot s = new Slot(head, close, connection);
             s.buf = buf;
             s.done = true;
             queue.add(s);
@@ -265,20 +268,19 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** /sleep: a task scheduled on this event loop 10 ms from now; nothing waits meanwhile. */
-    private void sleep(boolean head, boolean close, byte[] extra) {
-        Slot s = enqueue(head, close, extra);
+    private void sleep(boolean head, boolean close, int connection) {
+        Slot s = enqueue(head, close, connection);
         s.timer = ctx.executor().schedule(() -> {
             s.done = true;
             if (dead) return;
-            s.buf = s.extraHeader == null ? responses.get(Responses.SLEPT, s.head)
-                    : responses.build(ctx.alloc(), Responses.SLEPT, s.head, s.extraHeader);
+            s.buf = responses.get(Responses.SLEPT, s.head, s.connection);
             drain();
         }, SLEEP_MS, TimeUnit.MILLISECONDS);
     }
 
     /** One backend read, bounded by BACKEND_TIMEOUT_MS by a timer on this loop: whichever comes first answers. */
-    private void read(Backend backend, int id, boolean head, boolean close, byte[] extra) {
-        Slot s = enqueue(head, close, extra);
+    private void read(Backend backend, int id, boolean head, boolean close, int connection) {
+        Slot s = enqueue(head, close, connection);
         EventLoop loop = ctx.channel().eventLoop();
         s.timer = loop.schedule(() -> finish(s, id, null, TIMEOUT), app.timeoutMs, TimeUnit.MILLISECONDS);
         backend.get(id, loop, new Backend.Reply() {
@@ -311,7 +313,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         if (s.timer != null && error != TIMEOUT) s.timer.cancel(false);
         if (dead) return;
         if (error == null) {
-            s.buf = message != null ? responses.json(ctx.alloc(), id, message, s.head, s.extraHeader)
+            s.buf = message != null ? responses.json(ctx.alloc(), id, message, s.head, s.connection)
                     : staticBuf(Responses.NOT_FOUND, s);
         } else {
             s.buf = staticBuf(Failures.unavailable(error) ? Responses.UNAVAILABLE : Responses.INTERNAL_ERROR, s);
@@ -320,14 +322,13 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         drain();
     }
 
-    private ByteBuf staticBuf(int which, Slot s) {
-        return s.extraHeader == null ? responses.get(which, s.head)
-                : responses.build(ctx.alloc(), which, s.head, s.extraHeader);
+    private FullHttpResponse staticBuf(int which, Slot s) {
+        return responses.get(which, s.head, s.connection);
     }
 
-    private Slot enqueue(boolean head, boolean close, byte[] extra) {
+    private Slot enqueue(boolean head, boolean close, int connection) {
         if (close) closing = true;
-        Slot s = new Slot(head, close, extra);
+        Slot s = new Slot(head, close, connection);
         queue.add(s);
         return s;
     }
@@ -354,7 +355,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         if (!reading) decoder.resumeIfDrained();
     }
 
-    private void write(ByteBuf buf, boolean close) {
+    private void write(FullHttpResponse buf, boolean close) {
         if (close) {
             ctx.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
         } else {

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
  * only from the environment) are JVM system properties that stack.toml's run command sets from
  * environment variables (README, Tuning): -Dtransport=auto|io_uring|epoll|nio,
- * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16 per core), and Netty's own
+ * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16), and Netty's own
  * -Dio.netty.allocator.type, which ByteBufAllocator.DEFAULT follows.
  */
 public final class Main {
@@ -40,7 +40,9 @@ public final class Main {
         Transport transport = Transport.choose(System.getProperty("transport", "auto"));
         int cores = Runtime.getRuntime().availableProcessors();
         int loops = Integer.getInteger("eventLoops", cores);
-        int mysqlPool = Integer.getInteger("mysql.pool", 16 * cores);
+        // A fixed pool, not one per core: the database's connection limit (MariaDB's max_connections
+        // defaults to 151) is shared by every instance, whatever the size of this host (README, Tuning).
+        int mysqlPool = Integer.getInteger("mysql.pool", 16);
         ByteBufAllocator alloc = ByteBufAllocator.DEFAULT; // -Dio.netty.allocator.type (stack.toml)
 
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(loops, transport.factory());
@@ -51,9 +53,11 @@ public final class Main {
 
         Redis redis = new Redis(config, cores);
         Mysql mysql = new Mysql(config, cores, mysqlPool);
-        Memcache memcache = new Memcache(config, group, transport);
+        Memcache memcache = new Memcache(config);
+        // Each warm-up waits for its backend only while it is reachable: a backend that is down does not
+        // stop the start; its endpoint answers 503 until it is back (then 200 within 2 s).
+        redis.warm();
         mysql.warm();
-        memcache.warm();
         App app = new App(redis, mysql, memcache, config.backendTimeoutMs());
 
         ServerBootstrap bootstrap = new ServerBootstrap()
@@ -65,12 +69,7 @@ public final class Main {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        RequestDecoder decoder = new RequestDecoder(config.headTimeoutMs());
-                        ch.pipeline().addLast(
-                                // IDLE_TIMEOUT_MS without a byte read: HttpHandler closes on the event
-                                new IdleStateHandler(config.idleTimeoutMs(), 0, 0, TimeUnit.MILLISECONDS),
-                                decoder,
-                                new HttpHandler(app, responses.get(ch.eventLoop()), decoder));
+                        pipeline(ch, app, responses.get(ch.eventLoop()), config.headTimeoutMs(), config.idleTimeoutMs());
                     }
                 });
         Channel server = bootstrap.bind(config.host(), config.port()).sync().channel();
@@ -87,5 +86,16 @@ public final class Main {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
         }));
         server.closeFuture().sync();
+    }
+
+    /** One connection's pipeline (the unit tests build the same one on an EmbeddedChannel). */
+    static void pipeline(Channel ch, App app, Responses responses, int headTimeoutMs, int idleTimeoutMs) {
+        RequestDecoder decoder = new RequestDecoder(headTimeoutMs);
+        ch.pipeline().addLast(
+                // IDLE_TIMEOUT_MS without a byte read: HttpHandler closes on the event
+                new IdleStateHandler(idleTimeoutMs, 0, 0, TimeUnit.MILLISECONDS),
+                new Responses.Encoder(),
+                decoder,
+                new HttpHandler(app, responses, decoder));
     }
 }

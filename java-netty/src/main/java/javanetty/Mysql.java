@@ -70,7 +70,8 @@ final class Mysql implements Backend {
     /**
      * Opens all pool connections at once and runs the query once on each (which prepares it there).
      * A busy box can make one round slower than the pool's 1 s wait, so it is retried for up to 30 s;
-     * after that the server starts anyway and the pool connects lazily (and says so).
+     * after that, or at once when MariaDB refuses the connection (it is down), the server starts
+     * anyway and the pool connects on demand (and says so).
      */
     void warm() throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -85,6 +86,11 @@ final class Mysql implements Backend {
                 Future.all(queries).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
                 return;
             } catch (Exception e) {
+                if (refused(e)) { // down, not slow: start without it, the pool connects on demand (503 meanwhile)
+                    System.err.println("java-netty: MariaDB not reachable (" + e + "); starting without it,"
+                            + " /mysql answers 503 until it is");
+                    return;
+                }
                 if (System.nanoTime() > deadline) {
                     System.err.println("java-netty: MySQL pool not warmed (" + e + "); continuing, it connects on demand");
                     return;
@@ -92,6 +98,13 @@ final class Mysql implements Backend {
                 Thread.sleep(200);
             }
         }
+    }
+
+    private static boolean refused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.ConnectException) return true;
+        }
+        return false;
     }
 
     /**

@@ -1,77 +1,43 @@
 package javanetty;
 
+import io.netty.handler.codec.http.QueryStringDecoder;
+
+import java.util.List;
+
 /**
- * The contract's id rule: the query string holds exactly one parameter named "id" whose
- * percent-decoded value ("+" is a space) is 1 to 9 digits without a leading zero. Other
- * parameters are ignored. Works on the raw URI (Netty's HttpRequest.uri()), allocation-free.
+ * The contract's id rule on top of Netty's {@link QueryStringDecoder} (which splits the query and
+ * percent-decodes names and values, '+' as a space): exactly one parameter named "id" whose value is
+ * 1 to 9 ASCII digits without a leading zero. Other parameters are ignored; a query the decoder
+ * cannot decode (a malformed escape anywhere in it) is a 400 like a malformed id.
  */
 final class Query {
+    /** '&' alone separates parameters (a ';' is part of a value), as in URLSearchParams and the other stacks. */
+    private static final QueryStringDecoder.Builder DECODER = QueryStringDecoder.builder().semicolonIsNormalChar(true);
+
     private Query() {
     }
 
-    /** The id, or -1 for a 400. {@code q} is the index of '?' in {@code uri}, or -1. */
-    static int id(String uri, int q) {
-        if (q < 0) return -1;
-        int n = uri.length();
-        int found = 0;
-        int id = -1;
-        for (int start = q + 1; start <= n; ) {
-            int end = uri.indexOf('&', start);
-            if (end < 0) end = n;
-            int eq = uri.indexOf('=', start);
-            if (eq < 0 || eq > end) eq = end;
-            if (isId(uri, start, eq)) {
-                if (++found > 1) return -1;
-                id = eq < end ? digits(uri, eq + 1, end) : -1;
-            }
-            start = end + 1;
+    /** The id of a request target such as {@code /redis?id=42}, or -1 for a 400. */
+    static int id(String uri) {
+        List<String> values;
+        try {
+            values = DECODER.build(uri).parameters().get("id");
+        } catch (IllegalArgumentException malformedEscape) {
+            return -1;
         }
-        return found == 1 ? id : -1;
+        return values == null || values.size() != 1 ? -1 : digits(values.get(0));
     }
 
-    /** Whether uri[from, to) percent-decodes to exactly "id". */
-    private static boolean isId(String uri, int from, int to) {
-        int matched = 0;
-        for (int i = from; i < to; ) {
-            int c = uri.charAt(i);
-            if (c == '%') {
-                c = hex(uri, i, to);
-                if (c < 0) return false;
-                i += 3;
-            } else {
-                if (c == '+') c = ' ';
-                i++;
-            }
-            if (matched >= 2 || c != "id".charAt(matched)) return false;
-            matched++;
-        }
-        return matched == 2;
-    }
-
-    /** The value uri[from, to) percent-decoded as 1-9 digits without a leading zero, else -1. */
-    private static int digits(String uri, int from, int to) {
+    /** 1 to 9 ASCII digits without a leading zero, else -1. */
+    static int digits(String v) {
+        int n = v.length();
+        if (n < 1 || n > 9 || v.charAt(0) == '0') return -1;
         int value = 0;
-        int count = 0;
-        for (int i = from; i < to; ) {
-            int c = uri.charAt(i);
-            if (c == '%') {
-                c = hex(uri, i, to);
-                if (c < 0) return -1;
-                i += 3;
-            } else {
-                i++; // '+' decodes to a space, which is not a digit either
-            }
-            if (c < '0' || c > '9' || (count == 0 && c == '0') || ++count > 9) return -1;
+        for (int i = 0; i < n; i++) {
+            char c = v.charAt(i);
+            if (c < '0' || c > '9') return -1;
             value = value * 10 + (c - '0');
         }
-        return count == 0 ? -1 : value;
-    }
-
-    /** The byte encoded by "%XY" at uri[i], or -1 when malformed. */
-    private static int hex(String uri, int i, int to) {
-        if (i + 2 >= to) return -1;
-        int hi = Character.digit(uri.charAt(i + 1), 16);
-        int lo = Character.digit(uri.charAt(i + 2), 16);
-        return hi < 0 || lo < 0 ? -1 : hi << 4 | lo;
+        return value;
     }
 }

@@ -23,15 +23,23 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Netty's own {@link HttpRequestDecoder} (one per connection), with its size limits and its RFC 9112
- * checks as configured in {@link #config()}, plus the three things the codec has no setting for:
+ * checks as configured in {@link #config()}, plus what the codec has no setting for, each shown by
+ * Netty 4.2.18's source (README, Workarounds, has the links):
  * <ul>
  * <li>the contract's head limit in bytes on the wire: Netty counts the request line and the header
- *     lines separately and without their CRLFs, so the head's real size is counted here, from the
- *     bytes the decoder consumes until it emits the request (over {@link #MAX_HEAD}: 431);</li>
- * <li>the head timeout: a request still incomplete {@code HEAD_TIMEOUT_MS} after the read that brought
- *     its first incomplete part is refused (408 mid-head; a close mid-body, the answer being sent);</li>
+ *     lines separately and without their CRLFs ({@code HttpObjectDecoder.java:1336}, {@code newSize =
+ *     endOfSeqIncluded - readerIndex}), so the head's real size is counted here, from the bytes the
+ *     decoder consumes until it emits the request (over {@link #MAX_HEAD}: 431);</li>
+ * <li>a second Content-Length in HTTP/1.0, which Netty frames by the first one
+ *     ({@code HttpUtil.java:635}, {@code multipleContentLengths && !isHttp10OrEarlier}): 400;</li>
+ * <li>the head timeout, which {@code HttpDecoderConfig} has no field for (its settings,
+ *     {@code HttpDecoderConfig.java:28-38}, are sizes and flags): a request still incomplete
+ *     {@code HEAD_TIMEOUT_MS} after the read that brought its first incomplete part is refused (408
+ *     mid-head; a close mid-body, the answer being sent);</li>
  * <li>backpressure: no new request is decoded while the connection owes too much
- *     ({@link HttpHandler#owesTooMuch()}), and autoRead is off meanwhile.</li>
+ *     ({@link HttpHandler#owesTooMuch()}), and autoRead is off meanwhile; {@code ByteToMessageDecoder}
+ *     would ask for one more read when nothing was decoded ({@code ByteToMessageDecoder.java:369}), and
+ *     an io_uring receive already submitted completes anyway (netty/netty#14860).</li>
  * </ul>
  * Every refusal reaches {@link HttpHandler} as a message with a failed {@link DecoderResult}, the
  * way Netty reports its own decode failures.
