@@ -5,6 +5,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
 import org.tio.core.ChannelContext;
 import org.tio.core.Tio;
@@ -39,6 +40,8 @@ final class Conn {
     private final long headTimeoutMs;
     private final Executor sendExecutor;
     private final ArrayDeque<Slot> waiting = new ArrayDeque<>();
+    /** Where the parser says how long a request with an incomplete body is (t-io then waits for it all). */
+    final IntConsumer need;
     /** No more requests are decoded: a request asked to close, was refused, or has a body left unread. */
     volatile boolean done;
     /** A reply saying "Connection: close" was issued: later requests are not answered. */
@@ -56,6 +59,7 @@ final class Conn {
         this.timer = timer;
         this.headTimeoutMs = headTimeoutMs;
         this.sendExecutor = sendExecutor;
+        this.need = ctx::setPacketNeededLength;
     }
 
     static Conn of(ChannelContext ctx) {
@@ -76,13 +80,10 @@ final class Conn {
             paused = true;
             gate.pause(); // (no head timer while paused: not the client's fault, we stopped reading)
         }
-        // Workaround: t-io's SendRunnable holds its thread until a write completes (README, Workarounds)
-        if (owed == PIPELINING && ctx.sendRunnable.executor != sendExecutor) {
-            // From now on this connection's writes run on virtual threads: t-io's SendRunnable waits for
-            // each write to complete, and one to a client that does not read never does. Switched this
-            // early so that the tio-worker running its sends now finishes them long before the socket
-            // buffers can fill.
-            ctx.sendRunnable.executor = sendExecutor;
+        if (owed == PIPELINING) {
+            // From now on this connection's writes run on virtual threads. Switched this early so that the
+            // tio-worker running its sends now finishes them long before the socket buffers can fill.
+            TioInternals.moveSends(ctx, sendExecutor);
         }
     }
 
@@ -140,7 +141,7 @@ final class Conn {
             headTimer = null;
             decoded(true);
         }
-        ctx.decodeRunnable.handler(Request.refusal(408), 0);
+        TioInternals.handle(ctx, Request.refusal(408));
     }
 
     // ---------------------------------------------------------------- replies

@@ -32,9 +32,7 @@ final class Listener implements TioServerListener {
     /** Runs before t-io issues the connection's first read (AcceptCompletionHandler). */
     @Override
     public void onAfterConnected(ChannelContext ctx, boolean isConnected, boolean isReconnect) {
-        // Workaround: t-io has no backpressure; its public socket field is wrapped (README, Workarounds)
-        Gate gate = new Gate(ctx.asynchronousSocketChannel, readExecutor);
-        ctx.asynchronousSocketChannel = gate;
+        Gate gate = TioInternals.installGate(ctx, readExecutor);
         ctx.setAttribute(Conn.KEY, new Conn(ctx, gate, timer, headTimeoutMs, sendExecutor));
         ctx.heartbeatTimeout = idleTimeoutMs;
     }
