@@ -1,9 +1,6 @@
 package javatio;
 
 import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-
-import org.tio.utils.json.Json;
 
 import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.json.JsonFactory;
@@ -23,15 +20,7 @@ final class Greeting {
             .disable(JsonWriteFeature.ESCAPE_FORWARD_SLASHES)
             .build();
 
-    // TEMPORARY knob for make ab (fastjson, the previous path, against Jackson): removed after measuring
-    private static final boolean FASTJSON = "fastjson".equals(System.getenv("TIO_JSON"));
-
-    record Fj(int id, String message) {}
-
     static byte[] json(int id, byte[] message) {
-        if (FASTJSON) {
-            return Json.toJson(new Fj(id, new String(message, StandardCharsets.UTF_8))).getBytes(StandardCharsets.UTF_8);
-        }
         ByteArrayOutputStream out = new ByteArrayOutputStream(message.length + 32);
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
