@@ -7,8 +7,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
 
-import org.tio.core.ChannelContext;
-import org.tio.core.Tio;
+import com.litongjava.tio.core.ChannelContext;
+import com.litongjava.tio.core.Tio;
 
 /**
  * Per-connection state t-io does not keep: the order of replies, how many are owed, whether more
@@ -25,7 +25,6 @@ import org.tio.core.Tio;
  * move to virtual threads, so that a write stuck on a client that does not read holds no tio-worker.
  */
 final class Conn {
-    static final String KEY = "javatio.conn";
     static final int PAUSE_AT = 256, RESUME_AT = 64;
     /** Replies owed that make a connection's sends move to virtual threads (a client that pipelines). */
     static final int PIPELINING = 32;
@@ -63,7 +62,7 @@ final class Conn {
     }
 
     static Conn of(ChannelContext ctx) {
-        return (Conn) ctx.getAttribute(KEY);
+        return (Conn) ctx.getAttribute();
     }
 
     // ---------------------------------------------------------------- reading

@@ -8,10 +8,10 @@ import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.tio.core.ChannelContext;
-import org.tio.core.TioConfig;
-import org.tio.core.intf.Packet;
-import org.tio.server.intf.TioServerHandler;
+import com.litongjava.tio.core.ChannelContext;
+import com.litongjava.tio.core.TioConfig;
+import com.litongjava.aio.Packet;
+import com.litongjava.tio.server.intf.ServerAioHandler;
 
 /**
  * t-io's three callbacks: decode (bytes -> Request: HTTP/1.1 request line and header fields, with the
@@ -23,7 +23,7 @@ import org.tio.server.intf.TioServerHandler;
  * sends the reply 10 ms later through Tio.send; a data request does the same from the store's
  * completion (Lettuce's event loop for Redis, a virtual thread for the blocking drivers).
  */
-final class HttpHandler implements TioServerHandler {
+final class HttpHandler implements ServerAioHandler {
     private static final Logger log = LoggerFactory.getLogger(HttpHandler.class);
     static final int HELLO = 0, SLEEP = 1, REDIS = 2, MYSQL = 3, MEMCACHE = 4, NO_ROUTE = -1, NOT_ALLOWED = -2;
     private static final Map<String, Integer> ROUTES = new HashMap<>();
@@ -54,7 +54,7 @@ final class HttpHandler implements TioServerHandler {
     // ------------------------------------------------------------------ decode
 
     /**
-     * t-io's TioServerHandler.decode: one request from the bytes t-io has buffered for the connection, null
+     * t-io's ServerAioHandler.decode: one request from the bytes t-io has buffered for the connection, null
      * while it is incomplete (t-io keeps the bytes and calls again when more arrive). A request the
      * contract refuses becomes a Request carrying the refusal's status; it is answered in order, then the
      * connection is closed, and nothing after it is read.

@@ -3,13 +3,13 @@ package javatio;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
-import org.tio.core.ChannelContext;
-import org.tio.core.Tio;
-import org.tio.core.intf.Packet;
-import org.tio.server.intf.TioServerListener;
+import com.litongjava.tio.core.ChannelContext;
+import com.litongjava.tio.core.Tio;
+import com.litongjava.aio.Packet;
+import com.litongjava.tio.server.intf.ServerAioListener;
 
 /** Connection life cycle: per-connection state, replies owed, closing after a "close" reply, idle timeout. */
-final class Listener implements TioServerListener {
+final class Listener implements ServerAioListener {
     private final long headTimeoutMs, idleTimeoutMs;
     private final ScheduledExecutorService timer;
     private final Executor readExecutor, sendExecutor;
@@ -33,7 +33,7 @@ final class Listener implements TioServerListener {
     @Override
     public void onAfterConnected(ChannelContext ctx, boolean isConnected, boolean isReconnect) {
         Gate gate = TioInternals.installGate(ctx, readExecutor);
-        ctx.setAttribute(Conn.KEY, new Conn(ctx, gate, timer, headTimeoutMs, sendExecutor));
+        ctx.setAttribute(new Conn(ctx, gate, timer, headTimeoutMs, sendExecutor));
         ctx.heartbeatTimeout = idleTimeoutMs;
     }
 
