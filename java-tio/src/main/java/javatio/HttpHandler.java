@@ -17,11 +17,11 @@ import com.litongjava.tio.server.intf.ServerAioHandler;
  * t-io's three callbacks: decode (bytes -> Request: HTTP/1.1 request line and header fields, with the
  * contract's limits and framing rules), handler (Request -> Reply), encode (Reply -> bytes).
  *
- * <p>Where this runs: decode on the t-io group thread that completed the read (the AIO completion
- * handler); handler on a t-io worker (PacketHandlerMode.QUEUE, one at a time per connection). The
- * handler never blocks: /sleep reserves its place in the connection's reply order and a timer thread
- * sends the reply 10 ms later through Tio.send; a data request does the same from the store's
- * completion (Lettuce's event loop for Redis, a virtual thread for the blocking drivers).
+ * <p>Where this runs: decode and handler on the aio-socket worker thread that completed the read (no
+ * bizExecutor: one connection's requests are handled in order). The handler never blocks: /sleep reserves
+ * its place in the connection's reply order and a timer thread sends the reply 10 ms later through
+ * Tio.send; a data request does the same from the store's completion (Lettuce's event loop for Redis, a
+ * virtual thread for the blocking drivers).
  */
 final class HttpHandler implements ServerAioHandler {
     private static final Logger log = LoggerFactory.getLogger(HttpHandler.class);

@@ -12,8 +12,6 @@ public final class Main {
 
     /** How often t-io's heartbeat thread looks for idle connections: they close within this after IDLE_TIMEOUT_MS. */
     static final int HEARTBEAT_SCAN_MS = 500;
-    /** Virtual threads for the sends of connections held back by backpressure: at most one each. */
-    static final int SEND_THREADS = 16384;
     /** Listen backlog (t-io binds with 0, which the JDK makes 50; the kernel caps it at net.core.somaxconn). */
     static final int BACKLOG = 4096;
 
@@ -57,7 +55,7 @@ public final class Main {
         // (no biz executor: handlers of a connection run in order, on the thread that read); sends are
         // asynchronous. A read held back by backpressure is issued again on a virtual thread.
         Executor readExecutor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tio-resume-", 0).factory());
-        Listener listener = new Listener(headTimeout, idleTimeout, timer, readExecutor, readExecutor);
+        Listener listener = new Listener(headTimeout, idleTimeout, timer, readExecutor);
         ServerTioConfig config = new ServerTioConfig(name);
         config.setServerAioHandler(handler);
         config.setServerAioListener(listener);

@@ -7,22 +7,22 @@ import com.litongjava.tio.core.ChannelContext;
 import com.litongjava.tio.core.Tio;
 import com.litongjava.tio.core.task.HandlePacketTask;
 
-/** Every place where the stack reaches into t-io's internals (the com.litongjava fork's 2.0.8). */
+/**
+ * Every place where the stack reaches into t-io's internals (public fields and task classes of
+ * com.litongjava tio-core 2.0.8, not an API it documents). Each has its row in README, Workarounds.
+ */
 final class TioInternals {
     private TioInternals() {}
 
     static Gate installGate(ChannelContext ctx, Executor readExecutor) {
         Gate gate = new Gate(ctx.asynchronousSocketChannel, readExecutor);
-        // Workaround: the fork re-reads at once (ReadCompletionHandler L112), with no backpressure
+        // Workaround: t-io re-reads at once, with no backpressure; its socket field is wrapped (README, Workarounds)
         ctx.asynchronousSocketChannel = gate;
         return gate;
     }
 
-    static void moveSends(ChannelContext ctx, Executor executor) {
-        // the fork's sends hold no thread (SendPacketTask writes asynchronously): nothing to move
-    }
-
     static void handle(ChannelContext ctx, Packet packet) {
+        // Workaround: t-io offers no public way to hand a packet to the handler (README, Workarounds)
         try {
             new HandlePacketTask().handle(ctx, packet);
         } catch (Throwable e) {
