@@ -1,13 +1,13 @@
 package javatio;
 
 import java.util.ArrayDeque;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
-import org.tio.core.ChannelContext;
-import org.tio.core.Tio;
+import com.litongjava.tio.core.ChannelContext;
+import com.litongjava.tio.core.Tio;
 
 /**
  * Per-connection state t-io does not keep: the order of replies, how many are owed, whether more
@@ -20,14 +20,11 @@ import org.tio.core.Tio;
  * <p>Backpressure: a reply is owed from the moment its request is decoded until t-io has written it
  * (Listener.onAfterSent). At {@link #PAUSE_AT} owed the connection's next read is held back (Gate); it is
  * issued again once no more than {@link #RESUME_AT} are owed. So a client that pipelines without reading
- * is stopped by TCP flow control instead of filling the heap. The sends of a connection that pipelines
- * move to virtual threads, so that a write stuck on a client that does not read holds no tio-worker.
+ * is stopped by TCP flow control instead of filling the heap. (t-io's sends hold no thread: a write stuck
+ * on such a client costs its buffers only.)
  */
 final class Conn {
-    static final String KEY = "javatio.conn";
     static final int PAUSE_AT = 256, RESUME_AT = 64;
-    /** Replies owed that make a connection's sends move to virtual threads (a client that pipelines). */
-    static final int PIPELINING = 32;
 
     private static final class Slot {
         Reply reply;
@@ -37,8 +34,9 @@ final class Conn {
     private final Gate gate;
     private final ScheduledExecutorService timer;
     private final long headTimeoutMs;
-    private final Executor sendExecutor;
     private final ArrayDeque<Slot> waiting = new ArrayDeque<>();
+    /** Where the parser says how long a request with an incomplete body is (t-io then waits for it all). */
+    final IntConsumer need;
     /** No more requests are decoded: a request asked to close, was refused, or has a body left unread. */
     volatile boolean done;
     /** A reply saying "Connection: close" was issued: later requests are not answered. */
@@ -50,16 +48,16 @@ final class Conn {
     private ScheduledFuture<?> headTimer;
     private long headSeq;
 
-    Conn(ChannelContext ctx, Gate gate, ScheduledExecutorService timer, long headTimeoutMs, Executor sendExecutor) {
+    Conn(ChannelContext ctx, Gate gate, ScheduledExecutorService timer, long headTimeoutMs) {
         this.ctx = ctx;
         this.gate = gate;
         this.timer = timer;
         this.headTimeoutMs = headTimeoutMs;
-        this.sendExecutor = sendExecutor;
+        this.need = ctx::setPacketNeededLength;
     }
 
     static Conn of(ChannelContext ctx) {
-        return (Conn) ctx.getAttribute(KEY);
+        return (Conn) ctx.getAttribute();
     }
 
     // ---------------------------------------------------------------- reading
@@ -75,14 +73,6 @@ final class Conn {
         } else if (owed >= PAUSE_AT && !paused) {
             paused = true;
             gate.pause(); // (no head timer while paused: not the client's fault, we stopped reading)
-        }
-        // Workaround: t-io's SendRunnable holds its thread until a write completes (README, Workarounds)
-        if (owed == PIPELINING && ctx.sendRunnable.executor != sendExecutor) {
-            // From now on this connection's writes run on virtual threads: t-io's SendRunnable waits for
-            // each write to complete, and one to a client that does not read never does. Switched this
-            // early so that the tio-worker running its sends now finishes them long before the socket
-            // buffers can fill.
-            ctx.sendRunnable.executor = sendExecutor;
         }
     }
 
@@ -140,7 +130,7 @@ final class Conn {
             headTimer = null;
             decoded(true);
         }
-        ctx.decodeRunnable.handler(Request.refusal(408), 0);
+        TioInternals.handle(ctx, Request.refusal(408));
     }
 
     // ---------------------------------------------------------------- replies

@@ -15,8 +15,7 @@ import java.util.concurrent.TimeUnit;
  * The connection's socket as t-io sees it (ChannelContext.asynchronousSocketChannel, a public field set
  * in Listener.onAfterConnected): every call goes to the real channel, except that a read can be held
  * back. t-io has no backpressure: ReadCompletionHandler.completed issues the next read as soon as it has
- * decoded the last one, whatever is still queued for sending (and its send queue, TioFullWaitQueue,
- * ignores its capacity). Holding the read back is what makes the kernel's receive window close on a
+ * decoded the last one, whatever is still queued for sending. Holding the read back is what makes the kernel's receive window close on a
  * client that does not read its answers. The first read (AcceptCompletionHandler) goes to the real
  * channel; every later one (ReadCompletionHandler.read) comes through here.
  * Workaround: t-io has no backpressure (README, Workarounds)
@@ -42,7 +41,7 @@ final class Gate extends AsynchronousSocketChannel {
         stopped = true;
     }
 
-    /** Issue the held read, if any, on t-io's group pool (not on the thread that completed a write). */
+    /** Issue the held read, if any, on the executor (not on the thread that completed a write). */
     void resume() {
         Runnable r;
         synchronized (this) {

@@ -3,39 +3,34 @@ package javatio;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
-import org.tio.core.ChannelContext;
-import org.tio.core.Tio;
-import org.tio.core.intf.Packet;
-import org.tio.server.intf.TioServerListener;
+import com.litongjava.tio.core.ChannelContext;
+import com.litongjava.tio.core.Tio;
+import com.litongjava.aio.Packet;
+import com.litongjava.tio.server.intf.ServerAioListener;
 
 /** Connection life cycle: per-connection state, replies owed, closing after a "close" reply, idle timeout. */
-final class Listener implements TioServerListener {
+final class Listener implements ServerAioListener {
     private final long headTimeoutMs, idleTimeoutMs;
     private final ScheduledExecutorService timer;
-    private final Executor readExecutor, sendExecutor;
+    private final Executor readExecutor;
 
     /**
      * @param headTimeoutMs HEAD_TIMEOUT_MS (Conn's head timer, on {@code timer})
      * @param idleTimeoutMs IDLE_TIMEOUT_MS, each connection's heartbeat timeout (ChannelContext.heartbeatTimeout)
-     * @param readExecutor  where a read held back by backpressure is issued again (t-io's group pool)
-     * @param sendExecutor  where the sends of a connection held back by backpressure run (Conn)
+     * @param readExecutor  where a read held back by backpressure is issued again
      */
-    Listener(long headTimeoutMs, long idleTimeoutMs, ScheduledExecutorService timer, Executor readExecutor,
-             Executor sendExecutor) {
+    Listener(long headTimeoutMs, long idleTimeoutMs, ScheduledExecutorService timer, Executor readExecutor) {
         this.headTimeoutMs = headTimeoutMs;
         this.idleTimeoutMs = idleTimeoutMs;
         this.timer = timer;
         this.readExecutor = readExecutor;
-        this.sendExecutor = sendExecutor;
     }
 
     /** Runs before t-io issues the connection's first read (AcceptCompletionHandler). */
     @Override
     public void onAfterConnected(ChannelContext ctx, boolean isConnected, boolean isReconnect) {
-        // Workaround: t-io has no backpressure; its public socket field is wrapped (README, Workarounds)
-        Gate gate = new Gate(ctx.asynchronousSocketChannel, readExecutor);
-        ctx.asynchronousSocketChannel = gate;
-        ctx.setAttribute(Conn.KEY, new Conn(ctx, gate, timer, headTimeoutMs, sendExecutor));
+        Gate gate = TioInternals.installGate(ctx, readExecutor);
+        ctx.setAttribute(new Conn(ctx, gate, timer, headTimeoutMs));
         ctx.heartbeatTimeout = idleTimeoutMs;
     }
 

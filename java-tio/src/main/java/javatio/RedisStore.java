@@ -13,7 +13,6 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
@@ -32,7 +31,14 @@ import io.lettuce.core.resource.Delay;
  */
 final class RedisStore implements Store {
     private static final Set<String> BUSY = Set.of("LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN");
-    private final RedisAsyncCommands<String, byte[]> commands;
+    private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.ASCII, ByteArrayCodec.INSTANCE);
+    /** How often a first connection is tried again while Redis has never been reached. */
+    private static final long RETRY_MS = 100;
+    private final RedisClient client;
+    private final RedisURI uri;
+    private final ClientResources resources;
+    /** null until the first connection is made; from then on Lettuce reconnects it by itself. */
+    private volatile RedisAsyncCommands<String, byte[]> commands;
 
     RedisStore(String host, int port, int timeoutMs) {
         Duration timeout = Duration.ofMillis(timeoutMs);
@@ -42,8 +48,9 @@ final class RedisStore implements Store {
                 // a Redis that comes back is found within 100 ms (the contract allows 2 s)
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(5), Duration.ofMillis(100), 2, TimeUnit.MILLISECONDS))
                 .build();
-        RedisClient client = RedisClient.create(resources,
-                RedisURI.builder().withHost(host).withPort(port).withTimeout(timeout).build());
+        this.resources = resources;
+        this.uri = RedisURI.builder().withHost(host).withPort(port).withTimeout(timeout).build();
+        this.client = RedisClient.create(resources, uri);
         client.setOptions(ClientOptions.builder()
                 .protocolVersion(ProtocolVersion.RESP2) // no HELLO on connect
                 .autoReconnect(true)
@@ -55,20 +62,39 @@ final class RedisStore implements Store {
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
                 .socketOptions(SocketOptions.builder().connectTimeout(timeout).tcpNoDelay(true).build())
                 .build());
-        StatefulRedisConnection<String, byte[]> connection =
-                client.connect(RedisCodec.of(StringCodec.ASCII, ByteArrayCodec.INSTANCE));
-        this.commands = connection.async();
     }
 
+    /**
+     * Opens the one connection. A Redis that is down at start is no reason not to start: requests answer
+     * 503 and the connection is tried again every RETRY_MS until Redis answers (Lettuce reconnects only
+     * a connection it once made).
+     */
     @Override
     public void warm() {
-        // the one connection is opened by the constructor
+        connect();
+    }
+
+    private void connect() {
+        client.connectAsync(CODEC, uri).whenComplete((connection, failure) -> {
+            if (failure == null) {
+                commands = connection.async();
+                return;
+            }
+            if (commands == null) {
+                resources.eventExecutorGroup().schedule(this::connect, RETRY_MS, TimeUnit.MILLISECONDS);
+            }
+        });
     }
 
     @Override
     public void get(int id, long deadline, Done done) {
         if (Store.remainingMs(deadline) <= 0) {
             done.done(null, new Unavailable("redis: no time left", null));
+            return;
+        }
+        RedisAsyncCommands<String, byte[]> commands = this.commands;
+        if (commands == null) {
+            done.done(null, new Unavailable("redis: not connected yet", null));
             return;
         }
         commands.get("greeting:" + id).whenComplete((value, failure) ->

@@ -3,7 +3,7 @@ package javatio;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
-import org.tio.core.intf.Packet;
+import com.litongjava.aio.Packet;
 
 /**
  * One response. The status line and the constant headers are prebuilt per kind; Content-Length,

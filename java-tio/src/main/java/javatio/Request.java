@@ -1,6 +1,6 @@
 package javatio;
 
-import org.tio.core.intf.Packet;
+import com.litongjava.aio.Packet;
 
 /** One decoded request: what the router needs, nothing else; or a refusal decided while decoding. */
 final class Request extends Packet {

@@ -26,8 +26,11 @@ interface Store {
      */
     void get(int id, long deadline, Done done);
 
-    /** Open every connection now, so that none is opened (or validated) during requests. */
-    void warm() throws Exception;
+    /**
+     * Open every connection now, so that none is opened (or validated) during requests. A backend that is
+     * down does not fail this: reads answer 503 until it is reached.
+     */
+    void warm();
 
     static long remainingMs(long deadline) {
         return (deadline - System.nanoTime()) / 1_000_000L;
