@@ -24,6 +24,8 @@ FAULTS = {
     "errors_as_503": "every backend failure is a 503 (an error reply taken for unavailability)",
     "busy_as_500": "a busy reply (Redis -LOADING) is a 500, like any other error reply",
     "binary": "keeps every rule, and speaks memcached's binary protocol",
+    "redis_at_start": "exits at start when Redis does not answer (a client that must connect first)",
+    "redis_given_up": "starts with Redis down, then answers 503 on /redis until restarted (never reconnects)",
 }
 BUSY = {b"LOADING", b"BUSY", b"MASTERDOWN", b"TRYAGAIN", b"CLUSTERDOWN"}
 BODIES = {200: None, 404: b"Not Found", 500: b"Internal Server Error", 503: b"Service Unavailable"}
@@ -69,7 +71,12 @@ def read_line(f) -> bytes:
     return line[:-2]
 
 
+REDIS_GIVEN_UP = False  # redis_given_up: Redis was down at start, and this stack never looks again
+
+
 def redis_get(key: bytes) -> bytes | None:
+    if REDIS_GIVEN_UP:
+        raise Unavailable("given up at start")
     with connect("REDIS") as s, s.makefile("rb") as f:
         s.sendall(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(key), key))
         line = read_line(f)
@@ -171,9 +178,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def main() -> None:
+    global REDIS_GIVEN_UP
     port, fault = int(sys.argv[1]), sys.argv[2]
     assert fault in FAULTS, fault
     Handler.fault = fault
+    if fault in ("redis_at_start", "redis_given_up"):
+        try:
+            connect("REDIS").close()
+        except Unavailable:
+            if fault == "redis_at_start":
+                sys.exit("errorstack: Redis is down, cannot start")
+            REDIS_GIVEN_UP = True
     http.server.ThreadingHTTPServer.request_queue_size = 128
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True

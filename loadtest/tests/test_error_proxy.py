@@ -133,3 +133,18 @@ def test_backend_error_cases_pass_only_the_contracts_mapping(services_up, tmp_pa
         assert "reads answered status 0x0084 (binary protocol)" in memcached, memcached
     elif fault == "none":
         assert "reads answered SERVER_ERROR (text protocol)" in memcached, memcached
+
+
+@pytest.mark.parametrize("fault, failing, says", [
+    ("none", [], ""),
+    ("redis_at_start", ["start with redis down"], "did not start"),
+    ("redis_given_up", ["start with redis down"], "after redis came back"),
+])
+def test_a_stack_must_start_with_any_backend_down_and_recover(services_up, tmp_path, fault, failing, says):
+    ok, results = verify.verify_stack(errorstack(tmp_path, fault), build_first=False,
+                                      checks=[verify.check_start_with_backend_down])
+    assert [c.name for c in results] == ["start with redis down", "start with mysql down", "start with memcache down"]
+    assert [c.name for c in results if not c.ok] == failing and ok is (not failing)
+    for c in results:
+        if c.name in failing:
+            assert says in c.detail, c.detail

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from harness import contract, services, stacks
 from harness.accounting import procstats, stats
-from harness.config import RUN_DIR, SERVICES, backend_timeout_s, raise_nofile, settings
+from harness.config import RUN_DIR, SERVICES, backend_timeout_s, external_services, raise_nofile, settings
 from harness.contract import deviations, protocol
 from harness.contract.checking import (
     IMF_FIXDATE, Check, Target, byte_diff, case_problems, differences, show_bytes, summarize
@@ -421,6 +421,36 @@ def check_outages(target: Target, names=SERVICES, modes=("stopped", "frozen")) -
     return checks
 
 
+def check_start_with_backend_down(stack: stacks.Stack, env: dict[str, str], names=SERVICES) -> list[Check]:
+    """The stack started while each backend in turn is stopped: it starts, serves /hello, answers
+    503 on that backend's endpoint, and 200 again within RECOVERY_WITHIN of the backend's return."""
+    checks = []
+    for name in names:
+        label = f"start with {name} down"
+        if name in external_services():
+            checks.append(Check(label, False, f"{name} is external (EXTERNAL_SERVICES): cannot take it down here",
+                                skipped=True))
+            continue
+        problems = []
+        services.stop(name, quiet=True)
+        try:
+            with stacks.start(stack, env=env):
+                target = Target(stack.name, stack.host, stack.port)
+                first_id = 300 + 10 * SERVICES.index(name)
+                problems += [f"while down: {p}" for p in _expect_error(target, name, first_id)]
+                services.start(name, quiet=True)
+                problems += _expect_recovery(target, name)
+        except stacks.StackError as e:
+            problems.append(f"did not start: {str(e).splitlines()[0]}")
+        finally:
+            services.start(name, quiet=True)
+        checks.append(Check(label, not problems, "; ".join(problems) or
+                            f"started, /hello served, 503 while down, recovered within {RECOVERY_WITHIN:.0f}s"))
+        print(f"  {'ok  ' if not problems else 'FAIL'}  {label}" + ("" if not problems else f": {checks[-1].detail}"),
+              flush=True)
+    return checks
+
+
 @dataclass(frozen=True)
 class ErrorCase:
     """A backend that is up answering the read with `reply`: the contract's `status`, never the other one."""
@@ -477,7 +507,7 @@ def check_backend_errors(target: Target, cases=BACKEND_ERROR_CASES) -> list[Chec
 
 CHECKS = [check_cases, check_no_caching, check_date, check_keep_alive, check_pipelining, check_http10,
           check_connection_close, check_sleep_waits, check_concurrency, *protocol.CHECKS, check_outages,
-          check_backend_errors]
+          check_start_with_backend_down, check_backend_errors]
 # What a multi-host run proves from a client host before its load, across the network: every byte
 # of every case, and the HTTP behaviour a benchmark depends on. The outage, backend-error and
 # protocol-limit checks need the backends' processes and the stack started with short limits:
@@ -488,6 +518,8 @@ ACROSS_NETWORK = [check_cases, check_no_caching, check_date, check_keep_alive, c
 # error_proxy (transparent until a check tells it otherwise). Every other check talks to the
 # backends directly: a stopped backend must really refuse connections, which a proxy cannot.
 BEHIND_ERROR_PROXIES = {check_backend_errors}
+# Checks that start the stack themselves (with a backend down), after the others.
+STARTING = {check_start_with_backend_down}
 
 
 def run_checks(target: Target, checks=CHECKS, report=print) -> list[Check]:
@@ -532,10 +564,13 @@ def verify_stack(stack: stacks.Stack, build_first: bool = True, checks=CHECKS) -
         # for the many-connections check, inherited by the stack.
         limits = protocol.LIMITS
         raise_nofile(limits.idle_connections * 2)
-        direct = [c for c in checks if c not in BEHIND_ERROR_PROXIES]
+        direct = [c for c in checks if c not in BEHIND_ERROR_PROXIES | STARTING]
         proxied = [c for c in checks if c in BEHIND_ERROR_PROXIES]
         if direct:
             results += _run_started(stack, direct, limits.stack_env())
+        if check_start_with_backend_down in checks:
+            print("  started with each backend down in turn ...", flush=True)
+            results += check_start_with_backend_down(stack, limits.stack_env())
         if proxied and any(c.stopped_answering for c in results):
             results += [Check(f.__name__.removeprefix("check_"), False, f"not run: {STOPPED_ANSWERING}",
                               stopped_answering=True) for f in proxied]
