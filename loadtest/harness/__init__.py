@@ -1,6 +1,6 @@
 """The harness: manifest -> build -> start -> verify -> load -> results.json -> report.
 
-Packages by concern, each importing only those listed before it (config.py underneath them all):
+Packages by concern, each importing only those listed before it (config.py and ports.py under them all):
   accounting  CPU time and memory per process, CPU layout and pinning, GC pauses, statistics
   contract    the golden cases, the protocol-hygiene cases, how an answer is judged, deviations
   stacks      discovery of */stack.toml, toolchains, build / unit tests / start / stop
