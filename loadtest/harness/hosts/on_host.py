@@ -4,6 +4,9 @@ on-host <what>`; each prints one JSON document on stdout for the controlling har
 The same accounting as a one-box run, read where it happens: a generator's CPU and the host's
 foreign load and steal on a client host (measure.run), the server tree's CPU and RSS on the server
 host, the backends' on the backend host. Nothing here keeps state between calls.
+
+Every call is a new process, several per load run: the bench modules only `settle` and `ceiling`
+use are imported there, not by every `sample`.
 """
 import contextlib
 import json
@@ -15,12 +18,12 @@ import time
 
 from harness import services, stacks, verify as verifier
 from harness.accounting import measure, procstats
-from harness.bench import calibrate, endpoint, machine
+from harness.bench import machine
 from harness.config import SERVICES
 from harness.contract import deviations
 from harness.contract.checking import Target
 from harness.loadgen import oha as loadgen_oha
-from harness.services import backends
+from harness.services import backends as backend_clients
 
 
 def describe() -> dict:
@@ -29,7 +32,7 @@ def describe() -> dict:
 
 def mysql() -> dict:
     """The thread handling of the MariaDB this host reaches, which shapes the /mysql ceiling; None when unread."""
-    return {"thread_handling": backends.mysql_thread_handling()}
+    return {"thread_handling": backend_clients.mysql_thread_handling()}
 
 
 def load(cmd: list[str], timeout_s: float, oha_db: str | None = None) -> dict:
@@ -97,12 +100,14 @@ def rtt(address: str, port: int, count: int = 20) -> dict:
 
 def settle(host: str, port: int) -> dict:
     """Until the stack answers /hello quickly again, seen from this host (bench.endpoint.settle)."""
-    return {"settle_s": endpoint.settle(host, port)}
+    from harness.bench import endpoint as endpoint_runner
+    return {"settle_s": endpoint_runner.settle(host, port)}
 
 
 def ceiling(endpoint: str, connections: int, seconds: float, expected_rps: float | None) -> dict:
     """The backend's own tool from this host (the server host: where the stack is the backend's
     client), every CPU of the host its own; its output comes back as `raw_text`."""
+    from harness.bench import calibrate
     import tempfile
 
     acct = measure.Accounting(None, {}, [], sorted(os.sched_getaffinity(0)))
