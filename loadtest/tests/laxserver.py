@@ -39,7 +39,7 @@ FAULTS = {
     "connection_cap": "closes every connection beyond the 2,000th",
     "host_lax": "serves a request whatever its Host lines say (none, two, or an invalid value)",
     "target_lax": "serves any bytes in the target, and answers * and authority-form with 404",
-    "method_lax": "answers CONNECT with 404 and reads a 100 kB method as a long request line (414)",
+    "method_lax": "answers CONNECT with 404, serves any method token as a method (405), and refuses a line too long for a method with 400",
     "version_lax": "serves any version (http/1.1, HTTP/1, HTTP/2.0) as HTTP/1.1",
     "fold_as_field": "reads an obs-fold continuation line as a field of its own",
     "field_lax": "skips field lines without a colon and keeps control bytes in values",
@@ -109,8 +109,11 @@ class Server:
         line_end = buf.find(b"\r\n")
         line = buf if line_end < 0 else buf[:line_end]
         method_end = line.find(b" ")
-        if (method_end < 0 and len(line) > MAX_METHOD or method_end > MAX_METHOD) and self.fault != "method_lax":
-            raise Refuse(501)
+        if method_end < 0 and len(line) > MAX_METHOD or method_end > MAX_METHOD:
+            if self.fault != "method_lax":
+                raise Refuse(501)
+            if len(line) > MAX_LINE:
+                raise Refuse(400)
         if len(line) > MAX_LINE and self.fault != "no_line_limit":
             raise Refuse(414)
         limit = 4096 if self.fault == "small_heads" else MAX_HEAD

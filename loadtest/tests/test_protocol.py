@@ -74,7 +74,7 @@ VALIDITY_CAUGHT = {
     "target_lax": ["asterisk-form with GET (GET *)", "authority-form with GET (GET verify:80)",
                    "a raw byte above 0x7F in the target", "overlong UTF-8 in the target", "a NUL in the target",
                    "a control byte in the target"],
-    "method_lax": ["CONNECT verify:443", "a 100 kB method token"],
+    "method_lax": ["CONNECT verify:443", "a 33-byte method token", "a 100 kB method token"],
     "version_lax": ["lower-case version (http/1.1)", "version without a minor (HTTP/1)",
                     "version with leading zeros (HTTP/01.01)", "another major version (HTTP/2.0)"],
     "fold_as_field": ["an obs-fold continuation line"],

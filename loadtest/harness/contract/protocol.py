@@ -435,7 +435,8 @@ def _body_cases(target: Target | None, limits: Limits) -> list:
 # ---------------------------------------------------------------- request validity
 
 VALIDITY = "request validity (RFC 9112 §3: Host, request line, target; 400 and close)"
-LONG_METHOD = 100_000  # bytes of a method token: longer than any method (the contract's bound is 32)
+MAX_METHOD = 32  # bytes of a method token (CONTRACT.md, Request validity)
+LONG_METHOD = 100_000  # bytes of a method token that also makes the request line too long
 
 
 def check_validity(target: Target, limits: Limits = LIMITS) -> list[Check]:
@@ -492,8 +493,12 @@ def _validity_cases(target: Target | None, limits: Limits) -> list:
         ("a method that is not a token (GE{T)", line(b"GE{T /hello HTTP/1.1"), None, bad),
         ("CONNECT verify:443", line(b"CONNECT verify:443 HTTP/1.1", host=b"verify:443"), None,
          lambda o: refused(REFUSED["method"], o)),
-        (f"a {LONG_METHOD // 1000} kB method token", line(b"G" * LONG_METHOD + b" /hello HTTP/1.1"), None,
+        (f"a {MAX_METHOD + 1}-byte method token", line(b"G" * (MAX_METHOD + 1) + b" /hello HTTP/1.1"), None,
          lambda o: refused(REFUSED["method"], o)),
+        # both rules hold: the method is longer than any implemented (501) and the line longer than 8 KiB (414)
+        (f"a {LONG_METHOD // 1000} kB method token", line(b"G" * LONG_METHOD + b" /hello HTTP/1.1"), None,
+         lambda o: refused(o.responses[0].status if o.responses and o.responses[0].status in
+                           (REFUSED["method"], REFUSED["line"]) else REFUSED["method"], o)),
         ("lower-case version (http/1.1)", line(b"GET /hello http/1.1"), None, bad),
         ("version without a minor (HTTP/1)", line(b"GET /hello HTTP/1"), None, bad),
         ("version with leading zeros (HTTP/01.01)", line(b"GET /hello HTTP/01.01"), None, bad),
