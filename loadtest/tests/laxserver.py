@@ -43,6 +43,8 @@ FAULTS = {
     "version_lax": "serves any version (http/1.1, HTTP/1, HTTP/2.0) as HTTP/1.1",
     "fold_as_field": "reads an obs-fold continuation line as a field of its own",
     "field_lax": "skips field lines without a colon and keeps control bytes in values",
+    "ignores_close": "keeps a connection open after a request that said Connection: close",
+    "pipeline_first_only": "answers the first request of each read and drops the rest of it",
 }
 MAX_METHOD = 32
 TARGET_BYTES = re.compile(rb"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")  # RFC 3986
@@ -278,9 +280,9 @@ class Server:
         writer.write(out)
         if self.fault != "unbounded_pipeline":
             await writer.drain()
-        if "close" in fields.get("connection", [""])[0].lower():
+        if "close" in fields.get("connection", [""])[0].lower() and self.fault != "ignores_close":
             return b"", False
-        return rest, True
+        return (b"" if self.fault == "pipeline_first_only" else rest), True
 
     async def answer(self, method: str, path: str, query: str, reader) -> bytes | None:
         head_only = method == "HEAD"
@@ -297,8 +299,10 @@ class Server:
         await asyncio.sleep(0.002)  # a backend's round trip
         if reader.at_eof() and self.fault == "leak_on_disconnect":
             return None
-        ids = urllib.parse.parse_qs(query).get("id", [""])
-        i = int(ids[0]) if ids[0].isdigit() else 0
+        ids = urllib.parse.parse_qs(query, keep_blank_values=True).get("id", [])
+        if len(ids) != 1 or not re.fullmatch(r"[1-9][0-9]{0,8}", ids[0]):
+            return response(400, ERRORS[400], head_only)
+        i = int(ids[0])
         if i not in self.greetings:
             return response(404, ERRORS[404], head_only)
         body = contract.json_body(i, self.greetings[i])
