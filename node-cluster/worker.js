@@ -11,9 +11,6 @@ import { error, greetingJson, json, parseId, text } from './respond.js';
 import { Unavailable } from './unavailable.js';
 import { requestStatus } from './validity.js';
 
-// TEMPORARY (measured with make ab, then removed): VALIDITY=off skips requestStatus.
-const VALIDITY = process.env.VALIDITY !== 'off';
-
 const STOP_GRACE_MS = 1500; // the primary kills a worker still alive after this (server.js)
 const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
 
@@ -106,7 +103,7 @@ export function runWorker(config) {
     // Workaround: Node has no request-line limit; the 414 is given here (README, Workarounds)
     if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
     // Workaround: Node checks only that Host is present, llhttp takes any target (README, Workarounds)
-    const invalid = VALIDITY ? requestStatus(req) : 0;
+    const invalid = requestStatus(req);
     if (invalid !== 0) return error(res, invalid, { Connection: 'close' });
     try {
       const q = req.url.indexOf('?');
