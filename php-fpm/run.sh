@@ -50,9 +50,6 @@ conf="$(<"$APP_DIR/conf/nginx.conf")"
 for v in APP_DIR RUN_DIR HOST PORT BACKEND_TIMEOUT_MS HEAD_TIMEOUT_MS IDLE_TIMEOUT_MS NOFILE; do
     conf="${conf//"\${$v}"/"${!v}"}"
 done
-# Temporary A/B knob: VALIDITY=off leaves out conf/validity.conf (the old behaviour, for make ab).
-setting VALIDITY on 'on|off'
-[[ "$VALIDITY" == on ]] || conf="$(printf '%s\n' "$conf" | grep -v 'conf/validity.conf;')"
 printf '%s\n' "$conf" > "$RUN_DIR/nginx.conf"
 if [[ "$FPM_SETTINGS" == preloaded ]]; then
     # The settings as constants of a class, preloaded (app/render-settings.php); it holds MariaDB's
