@@ -44,8 +44,8 @@ class Run:
     def label(self) -> str:
         s = self.shape
         kind = (f"close every {s.close_every}" if s.close_every else f"pipeline {s.pipeline}" if s.pipeline > 1
-                else f"noise 1 in {s.noise_every}" if s.noise_every else "keep-alive")
-        return f"/{self.endpoint} c={self.connections} {kind}"
+                else f"noise 1 in {s.noise_every}" if s.noise_every else "")
+        return f"/{self.endpoint} c={self.connections} {kind}".rstrip()
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,9 @@ def profile_chart(doc, name: str) -> str:
             values[(label, x["name"])] = rec.get(figure)
     if not values:
         return ""
+    width = max(660, min(1300, 110 + len(groups) * (40 + 34 * len(stacks))))
     return svg.bar_chart(f"Profile {name}: {unit} per stack", groups, [x["name"] for x in stacks], values, unit,
-                         colours(doc), None, width=chart_width(doc))
+                         colours(doc), None, width=width)
 
 
 def sweep_charts(doc) -> str:

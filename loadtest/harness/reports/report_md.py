@@ -449,7 +449,7 @@ def profile_figure(rec: dict, clean: float | None) -> str:
     if "valid_rps" in rec:
         vs = f" ({rec['valid_rps'] / clean:.0%} of the clean run)" if clean and rec.get("valid_rps") else ""
         return f"{fmt_rps(rec['valid_rps'])} valid/s{vs}"
-    return ""
+    return "–"
 
 
 def profile_rows(doc, name: str) -> list[list[str]]:
