@@ -475,6 +475,11 @@ def summary_table(doc) -> str:
     eps = endpoints(doc)
     rows = []
     for x in doc["stacks"]:
+        if not x.get("endpoints") and x.get("profiles"):
+            runs = [r for p in x["profiles"].values() for r in p["runs"]]
+            flagged = sum(1 for r in runs if r.get("flags"))
+            rows.append(f"  {stack_name(x):14} profiles only: {len(runs)} runs ({flagged} flagged), see the report")
+            continue
         if not x.get("endpoints"):
             rows.append(f"  {x['name']:14} {x.get('status', '?')}: {x.get('reason', '')}")
             continue
