@@ -106,7 +106,10 @@ def judge(run: Run, record: dict) -> dict:
         asked = ok_answers // run.shape.close_every
         out["connections"] = closed
         out["connections_per_s"] = round(closed / seconds, 1) if seconds else None
-        out["cpu_us_per_connection"] = round(cpu_s / closed * 1e6, 1) if closed and cpu_s is not None else None
+        # a connection's whole cost, request included, where each carries one request; with more
+        # requests on each, their CPU would count as the connection's
+        out["cpu_us_per_connection"] = (round(cpu_s / closed * 1e6, 1) if closed and cpu_s is not None
+                                        and run.shape.close_every == 1 else None)
         if closed < asked - run.connections:
             flags.append("kept-alive")
     if run.shape.noise_every:

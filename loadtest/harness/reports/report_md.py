@@ -445,7 +445,8 @@ def profile_about(doc, name: str) -> str:
 def profile_figure(rec: dict, clean: float | None) -> str:
     """The profile's own figure: connections for churn, valid answers for noisy (against the clean sweep)."""
     if "connections_per_s" in rec:
-        return f"{fmt_rps(rec['connections_per_s'])} conn/s, {rec.get('cpu_us_per_connection') or '–'} µs CPU/conn"
+        cpu = rec.get("cpu_us_per_connection")
+        return f"{fmt_rps(rec['connections_per_s'])} conn/s" + (f", {cpu} µs CPU/conn" if cpu else "")
     if "valid_rps" in rec:
         vs = f" ({rec['valid_rps'] / clean:.0%} of the clean run)" if clean and rec.get("valid_rps") else ""
         return f"{fmt_rps(rec['valid_rps'])} valid/s{vs}"
