@@ -14,8 +14,12 @@ use Swoole\Http\Server;
 final class Handler
 {
     /** @param array<string, \Closure(string): array{int, string, string}> $routes path => (query string => status, type, body) */
+    /** Temporary: VALIDITY=off skips RequestValidity (the /hello CPU before and after, make ab) */
+    private bool $validity;
+
     public function __construct(private Server $server, private array $routes, private Ordering $ordering)
     {
+        $this->validity = getenv('VALIDITY') !== 'off';
     }
 
     public function __invoke(Request $req, Response $res): void
@@ -36,12 +40,20 @@ final class Handler
     private function answer(Request $req, Response $res, int $fd, int $turn): void
     {
         $server = $req->server;
-        $refused = Refusals::status($req->getData());
+        $data = $req->getData();
+        $refused = Refusals::status($data);
+        $path = $server['request_uri'] ?? '/';
+        if ($refused === 0 && $this->validity) {
+            // Host, target form and CONNECT: the path to route, or the refusal's status
+            $path = RequestValidity::check($server['request_method'], $path, $server['server_protocol'],
+                                           is_string($data) ? $data : '');
+            $refused = is_int($path) ? $path : 0;
+        }
         if ($refused !== 0) {
             [$status, $type, $body] = Http::error($refused);
         } else {
             try {
-                [$status, $type, $body] = $this->route($server);
+                [$status, $type, $body] = $this->route($path, $server);
             } catch (\Throwable $e) {
                 fwrite(STDERR, "php-swoole: $e\n");
                 [$status, $type, $body] = Http::error(500);
@@ -62,9 +74,9 @@ final class Handler
     }
 
     /** @return array{int, string, string} status, content type, body */
-    private function route(array $server): array
+    private function route(string $path, array $server): array
     {
-        $route = $this->routes[$server['request_uri'] ?? '/'] ?? null;
+        $route = $this->routes[$path] ?? null;
         if ($route === null) {
             return Http::error(404);
         }
