@@ -46,7 +46,7 @@ final class Handler
         if ($refused === 0 && $this->validity) {
             // Host, target form and CONNECT: the path to route, or the refusal's status
             $path = RequestValidity::check($server['request_method'], $path, $server['server_protocol'],
-                                           is_string($data) ? $data : '');
+                                           $req->header['host'] ?? null, is_string($data) ? $data : '');
             $refused = is_int($path) ? $path : 0;
         }
         if ($refused !== 0) {

@@ -16,14 +16,18 @@ final class RequestValidity
     /** uri-host [":" port]: an IP literal or a reg-name (RFC 3986 §3.2.2; no comma: a merged list) */
     private const HOST = '/^(?:\[([0-9A-Fa-f:.]+)\]|(?:[A-Za-z0-9\-._~!$&\'()*+;=]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?$/D';
 
+    /** The last Host value found valid in this worker: a client sends the same one on every request. */
+    private static ?string $lastHost = null;
+
     /**
-     * @param string $method  Swoole's request_method
-     * @param string $target  Swoole's request_uri (the target without its query)
+     * @param string $method   Swoole's request_method
+     * @param string $target   Swoole's request_uri (the target without its query)
      * @param string $protocol Swoole's server_protocol (HTTP/1.1 or HTTP/1.0)
-     * @param string $data    Request::getData(): the head as received, then any body
-     * @return int|string     the refusal's status (400, 501), or the path to route
+     * @param ?string $host    Swoole's header['host']: the last Host line's value, null without one
+     * @param string $data     Request::getData(): the head as received, then any body
+     * @return int|string      the refusal's status (400, 501), or the path to route
      */
-    public static function check(string $method, string $target, string $protocol, string $data): int|string
+    public static function check(string $method, string $target, string $protocol, ?string $host, string $data): int|string
     {
         if ($method === 'CONNECT') {
             return 501; // no resource here supports it (RFC 9110 §15.6.2)
@@ -40,20 +44,23 @@ final class RequestValidity
                 return 400;
             }
         }
-        // Exactly one Host line in HTTP/1.1, at most one in HTTP/1.0 (RFC 9112 §3.2), searched in the head only.
-        $end = strpos($data, "\r\n\r\n");
-        $head = $end === false ? strlen($data) : $end + 2;
-        $at = stripos($data, "\nhost:");
-        if ($at === false || $at >= $head) {
+        // Exactly one Host line in HTTP/1.1, at most one in HTTP/1.0 (RFC 9112 §3.2). Swoole keeps the
+        // last one's value: a second is seen in the head as received (the first is in the head when
+        // Swoole found one; a second found may be in the body).
+        if ($host === null) {
             return $protocol === 'HTTP/1.0' ? $path : 400;
         }
-        $next = stripos($data, "\nhost:", $at + 6);
-        if ($next !== false && $next < $head) {
+        $next = stripos($data, "\nhost:", stripos($data, "\nhost:") + 6);
+        if ($next !== false && $next < strpos($data, "\r\n\r\n")) {
             return 400;
         }
-        $eol = strpos($data, "\r\n", $at + 6);
-        $value = trim(substr($data, $at + 6, ($eol === false ? $head : $eol) - $at - 6), " \t");
-        return self::validHost($value) ? $path : 400;
+        if ($host !== self::$lastHost) {
+            if (!self::validHost($host)) {
+                return 400;
+            }
+            self::$lastHost = $host;
+        }
+        return $path;
     }
 
     /** uri-host [":" port], not empty (RFC 9110 §4.2.1: an http URI's host is never empty) */

@@ -100,11 +100,16 @@ ok(Refusals::status($req(100, 9000, str_repeat('c', 20000))) === 0, 'a body does
 
 // ---- RequestValidity::check: the validity cases Swoole hands to PHP (its reactor and llhttp refuse
 // the others with their own 400: unknown methods, other versions, raw bytes, obs-fold, field lines)
-/** What Swoole passes for these bytes: method, request_uri (no query), server_protocol, getData(). */
+/**
+ * What Swoole passes for these bytes: method, request_uri (no query), server_protocol, the last Host
+ * line's value in the head (http_request_on_header_value: zend_hash_update), getData().
+ */
 function validity(string $data): int|string
 {
-    [$method, $target, $version] = explode(' ', substr($data, 0, strpos($data, "\r\n")), 3);
-    return RequestValidity::check($method, explode('?', $target, 2)[0], $version, $data);
+    $head = substr($data, 0, strpos($data, "\r\n\r\n") + 2);
+    [$method, $target, $version] = explode(' ', substr($head, 0, strpos($head, "\r\n")), 3);
+    $host = preg_match_all('/\r\nhost:[ \t]*(.*?)[ \t]*\r\n/i', $head, $m) > 0 ? end($m[1]) : null;
+    return RequestValidity::check($method, explode('?', $target, 2)[0], $version, $host, $data);
 }
 function request(string $line, ?string $host = 'verify', string $more = '', string $body = ''): string
 {
