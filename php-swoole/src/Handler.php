@@ -14,12 +14,8 @@ use Swoole\Http\Server;
 final class Handler
 {
     /** @param array<string, \Closure(string): array{int, string, string}> $routes path => (query string => status, type, body) */
-    /** Temporary: VALIDITY=off skips RequestValidity (the /hello CPU before and after, make ab) */
-    private bool $validity;
-
     public function __construct(private Server $server, private array $routes, private Ordering $ordering)
     {
-        $this->validity = getenv('VALIDITY') !== 'off';
     }
 
     public function __invoke(Request $req, Response $res): void
@@ -42,11 +38,12 @@ final class Handler
         $server = $req->server;
         $data = $req->getData();
         $refused = Refusals::status($data);
-        $path = $server['request_uri'] ?? '/';
-        if ($refused === 0 && $this->validity) {
+        $path = '/';
+        if ($refused === 0) {
             // Host, target form and CONNECT: the path to route, or the refusal's status
-            $path = RequestValidity::check($server['request_method'], $path, $server['server_protocol'],
-                                           $req->header['host'] ?? null, is_string($data) ? $data : '');
+            $path = RequestValidity::check($server['request_method'], $server['request_uri'] ?? '/',
+                                           $server['server_protocol'], $req->header['host'] ?? null,
+                                           is_string($data) ? $data : '');
             $refused = is_int($path) ? $path : 0;
         }
         if ($refused !== 0) {
