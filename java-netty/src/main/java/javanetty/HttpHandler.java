@@ -175,8 +175,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             refuse(result.cause());
             return;
         }
-        // Workaround: Netty accepts any HTTP/d.d version; this is HTTP/1.x only (README, Workarounds)
-        if (req.protocolVersion().majorVersion() != 1) {
+        // TEMPORARY (VALIDITY=off): the old check, RequestValidity's 505 replaces it
+        if (!RequestDecoder.VALIDITY && req.protocolVersion().majorVersion() != 1) {
             answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
             return;
         }
@@ -212,12 +212,13 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The decoder refused the request: 414, 431, 408 or 400, with Connection: close, then close. */
+    /** The decoder refused the request: 414, 431, 408, 400, 501 or 505, with Connection: close, then close. */
     private void refuse(Throwable cause) {
         if (dead || !ctx.channel().isActive()) return; // cut off mid-request: nobody to answer
         int which = cause instanceof TooLongHttpLineException ? Responses.URI_TOO_LONG
                 : cause instanceof TooLongHttpHeaderException ? Responses.HEADER_FIELDS_TOO_LARGE
                 : cause == RequestDecoder.HEAD_TIMEOUT ? Responses.REQUEST_TIMEOUT
+                : cause instanceof RequestValidity.Invalid invalid ? invalid.answer
                 : Responses.BAD_REQUEST;
         answer(which, false, true, Responses.CLOSE);
     }

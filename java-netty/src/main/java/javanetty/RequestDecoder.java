@@ -55,6 +55,8 @@ final class RequestDecoder extends HttpRequestDecoder {
     static final DecoderException HEAD_TIMEOUT = new Refusal("request head not complete within HEAD_TIMEOUT_MS");
     static final DecoderException BODY_TIMEOUT = new Refusal("request body not complete within HEAD_TIMEOUT_MS");
     private static final DecoderException DUPLICATE_CONTENT_LENGTH = new Refusal("more than one Content-Length");
+    /** TEMPORARY, for the before/after measurement: VALIDITY=off skips RequestValidity (the old behaviour). */
+    static final boolean VALIDITY = !"off".equals(System.getenv("VALIDITY"));
 
     static HttpDecoderConfig config() {
         return new HttpDecoderConfig()
@@ -78,8 +80,8 @@ final class RequestDecoder extends HttpRequestDecoder {
     private boolean failed;
     /** No request is decoded until the answers owed drain (autoRead is off meanwhile). */
     private boolean paused;
-    /** Bytes of the current head consumed so far, and its Content-Length fields. */
-    private int headBytes, contentLengthFields;
+    /** Bytes of the current head consumed so far, its Content-Length fields and its Host fields. */
+    private int headBytes, contentLengthFields, hostFields;
     /** The current request is timed since startNanos; one timer per connection, re-armed lazily. */
     private boolean timed;
     private long startNanos;
@@ -120,6 +122,7 @@ final class RequestDecoder extends HttpRequestDecoder {
                 inHead = true;
                 headBytes = before - first;
                 contentLengthFields = 0;
+                hostFields = 0;
             }
         }
         int emitted = out.size();
@@ -141,6 +144,10 @@ final class RequestDecoder extends HttpRequestDecoder {
                         // Workaround: a second Content-Length in HTTP/1.0 is a 400 (README, Workarounds)
                         // HTTP/1.1 never gets here (Netty rejects it); HTTP/1.0 would be framed by the first one.
                         req.setDecoderResult(DecoderResult.failure(DUPLICATE_CONTENT_LENGTH));
+                    } else if (VALIDITY) {
+                        // Workaround: Host, target, method and version rules Netty leaves to us (README, Workarounds)
+                        RequestValidity.Invalid invalid = RequestValidity.check(req, hostFields);
+                        if (invalid != null) req.setDecoderResult(DecoderResult.failure(invalid));
                     }
                 }
             }
@@ -168,8 +175,18 @@ final class RequestDecoder extends HttpRequestDecoder {
         AsciiString name = super.splitHeaderName(sb, start, length);
         if (length == 14 && HttpHeaderNames.CONTENT_LENGTH.contentEqualsIgnoreCase(name)) {
             contentLengthFields++;
+        } else if (length == 4 && HttpHeaderNames.HOST.contentEqualsIgnoreCase(name)) {
+            hostFields++;
         }
         return name;
+    }
+
+    @Override
+    protected String splitThirdWordInitialLine(byte[] sb, int start, int length) {
+        String version = super.splitThirdWordInitialLine(sb, start, length);
+        // Workaround: Netty upper-cases the version before its strict check (README, Workarounds)
+        if (VALIDITY) RequestValidity.version(version);
+        return version;
     }
 
     @Override
