@@ -175,11 +175,6 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             refuse(result.cause());
             return;
         }
-        // TEMPORARY (VALIDITY=off): the old check, RequestValidity's 505 replaces it
-        if (!RequestDecoder.VALIDITY && req.protocolVersion().majorVersion() != 1) {
-            answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
-            return;
-        }
         bodyBytes = 0;
         boolean keepAlive = HttpUtil.isKeepAlive(req);
         if (HttpUtil.getContentLength(req, 0L) > MAX_BODY) keepAlive = false; // answered, then closed unread

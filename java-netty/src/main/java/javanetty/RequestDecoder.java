@@ -41,8 +41,10 @@ import java.util.concurrent.TimeUnit;
  *     would ask for one more read when nothing was decoded ({@code ByteToMessageDecoder.java:369}), and
  *     an io_uring receive already submitted completes anyway (netty/netty#14860).</li>
  * </ul>
- * Every refusal reaches {@link HttpHandler} as a message with a failed {@link DecoderResult}, the
- * way Netty reports its own decode failures.
+ * The contract's request validity, which Netty leaves to the application (Host, the target, the
+ * method's length and CONNECT, the version's spelling), is {@link RequestValidity}'s. Every refusal reaches
+ * {@link HttpHandler} as a message with a failed {@link DecoderResult}, the way Netty reports its own
+ * decode failures.
  */
 final class RequestDecoder extends HttpRequestDecoder {
     /** The contract: a longer request line (without its CRLF) is a 414. */
@@ -55,8 +57,6 @@ final class RequestDecoder extends HttpRequestDecoder {
     static final DecoderException HEAD_TIMEOUT = new Refusal("request head not complete within HEAD_TIMEOUT_MS");
     static final DecoderException BODY_TIMEOUT = new Refusal("request body not complete within HEAD_TIMEOUT_MS");
     private static final DecoderException DUPLICATE_CONTENT_LENGTH = new Refusal("more than one Content-Length");
-    /** TEMPORARY, for the before/after measurement: VALIDITY=off skips RequestValidity (the old behaviour). */
-    static final boolean VALIDITY = !"off".equals(System.getenv("VALIDITY"));
 
     static HttpDecoderConfig config() {
         return new HttpDecoderConfig()
@@ -144,7 +144,7 @@ final class RequestDecoder extends HttpRequestDecoder {
                         // Workaround: a second Content-Length in HTTP/1.0 is a 400 (README, Workarounds)
                         // HTTP/1.1 never gets here (Netty rejects it); HTTP/1.0 would be framed by the first one.
                         req.setDecoderResult(DecoderResult.failure(DUPLICATE_CONTENT_LENGTH));
-                    } else if (VALIDITY) {
+                    } else {
                         // Workaround: Host, target, method and version rules Netty leaves to us (README, Workarounds)
                         RequestValidity.Invalid invalid = RequestValidity.check(req, hostFields);
                         if (invalid != null) req.setDecoderResult(DecoderResult.failure(invalid));
@@ -185,7 +185,7 @@ final class RequestDecoder extends HttpRequestDecoder {
     protected String splitThirdWordInitialLine(byte[] sb, int start, int length) {
         String version = super.splitThirdWordInitialLine(sb, start, length);
         // Workaround: Netty upper-cases the version before its strict check (README, Workarounds)
-        if (VALIDITY) RequestValidity.version(version);
+        RequestValidity.version(version);
         return version;
     }
 
