@@ -175,11 +175,6 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             refuse(result.cause());
             return;
         }
-        // Workaround: Netty accepts any HTTP/d.d version; this is HTTP/1.x only (README, Workarounds)
-        if (req.protocolVersion().majorVersion() != 1) {
-            answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
-            return;
-        }
         bodyBytes = 0;
         boolean keepAlive = HttpUtil.isKeepAlive(req);
         if (HttpUtil.getContentLength(req, 0L) > MAX_BODY) keepAlive = false; // answered, then closed unread
@@ -212,12 +207,13 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The decoder refused the request: 414, 431, 408 or 400, with Connection: close, then close. */
+    /** The decoder refused the request: 414, 431, 408, 400, 501 or 505, with Connection: close, then close. */
     private void refuse(Throwable cause) {
         if (dead || !ctx.channel().isActive()) return; // cut off mid-request: nobody to answer
         int which = cause instanceof TooLongHttpLineException ? Responses.URI_TOO_LONG
                 : cause instanceof TooLongHttpHeaderException ? Responses.HEADER_FIELDS_TOO_LARGE
                 : cause == RequestDecoder.HEAD_TIMEOUT ? Responses.REQUEST_TIMEOUT
+                : cause instanceof RequestValidity.Invalid invalid ? invalid.answer
                 : Responses.BAD_REQUEST;
         answer(which, false, true, Responses.CLOSE);
     }
