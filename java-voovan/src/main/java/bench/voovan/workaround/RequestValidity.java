@@ -37,7 +37,8 @@ final class RequestValidity {
         if (method > MAX_METHOD || method == 7 && is(b, p, "CONNECT")) return 501;
         h.get = method == 3 && is(b, p, "GET");
         int t = ++i;
-        while (i < cr && b.get(i) != ' ') i++;
+        boolean rfc3986 = true; // every byte one that RFC 3986 allows in a path and query
+        for (byte x; i < cr && (x = b.get(i)) != ' '; i++) rfc3986 &= TARGET[x & 0xff];
         if (i == t || i >= cr) return 400;
         int te = i++;
         // version: "HTTP/" DIGIT "." DIGIT (RFC 9112 §2.3); another major is 505; HTTP/1.0 and 1.1 only
@@ -48,7 +49,7 @@ final class RequestValidity {
         h.http11 = minor == '1';
         h.path = -1;
         byte first = b.get(t);
-        if (first == '/') return bytes(b, t, te);                                       // origin-form
+        if (first == '/') return rfc3986 ? 0 : 400;                                     // origin-form
         if (first == '*') return te - t == 1 && method == 7 && is(b, p, "OPTIONS") ? 0 : 400; // asterisk-form
         // absolute-form (RFC 9112 §3.2.2), served as its path; anything else (authority-form) is 400
         int a = scheme(b, t, te);
@@ -81,9 +82,8 @@ final class RequestValidity {
             if (i == to || !ipLiteral(b, from + 1, i)) return false;
             i++;
         } else {
-            while (i < to && REG_NAME[b.get(i) & 0xff]) {
-                if (b.get(i) == '%' && (i + 2 >= to || !hex(b.get(i + 1)) || !hex(b.get(i + 2)))) return false;
-                i++;
+            for (byte x; i < to && REG_NAME[(x = b.get(i)) & 0xff]; i++) {
+                if (x == '%' && (i + 2 >= to || !hex(b.get(i + 1)) || !hex(b.get(i + 2)))) return false;
             }
             if (i == from) return false;
         }
