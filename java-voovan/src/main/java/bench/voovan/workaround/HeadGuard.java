@@ -141,33 +141,17 @@ final class HeadGuard implements IoFilter {
         while (p < n && (b.get(p) == CR || b.get(p) == LF)) p++;
         if (p == n) return INCOMPLETE;
         h.start = p;
-        // request line: METHOD SP target SP HTTP/1.x CRLF
+        // request line: METHOD SP target SP HTTP-version CRLF, within MAX_LINE
         int lf = indexOfLf(b, p, Math.min(n, p + MAX_LINE + 2));
         if (lf < 0) return n - p > MAX_LINE + 1 ? 414 : INCOMPLETE;
         if (lf - p - 1 > MAX_LINE) return 414;
         if (lf == p || b.get(lf - 1) != CR) return 400;
         int cr = lf - 1;
         h.lineEnd = cr;
-        if (RequestValidity.ON) {
-            // Workaround: Voovan validates no request line (README, Workarounds)
-            int refusal = RequestValidity.requestLine(b, p, cr, h);
-            if (refusal != 0) return refusal;
-            if (h.path >= 0) h.rewrite = true; // absolute-form: Voovan sees its origin-form
-        } else {
-        int i = p;
-        while (i < cr && TCHAR[b.get(i) & 0xff]) i++;
-        if (i == p || i >= cr || b.get(i) != SP) return 400;
-        h.get = i - p == 3 && b.get(p) == 'G' && b.get(p + 1) == 'E' && b.get(p + 2) == 'T';
-        int t = ++i;
-        while (i < cr && (b.get(i) & 0xff) > 0x20 && b.get(i) != 0x7f) i++;
-        if (i == t || i >= cr || b.get(i) != SP) return 400;
-        i++;
-        if (cr - i != 8 || b.get(i) != 'H' || b.get(i + 1) != 'T' || b.get(i + 2) != 'T' || b.get(i + 3) != 'P'
-                || b.get(i + 4) != '/' || b.get(i + 5) != '1' || b.get(i + 6) != '.') return 400;
-        byte minor = b.get(i + 7);
-        if (minor != '0' && minor != '1') return 400;
-        h.http11 = minor == '1';
-        }
+        // Workaround: Voovan validates no request line (README, Workarounds)
+        int refusal = RequestValidity.requestLine(b, p, cr, h);
+        if (refusal != 0) return refusal;
+        if (h.path >= 0) h.rewrite = true; // absolute-form: Voovan sees its origin-form
         // field lines
         long contentLength = -1;
         boolean te = false, contentType = false, close = false, keepAlive = false;
@@ -218,7 +202,7 @@ final class HeadGuard implements IoFilter {
         }
         if (te && contentLength >= 0) return 400; // RFC 9112 §6.3: a request smuggling shape
         // Workaround: Voovan keeps the last of several Host fields and checks none (README, Workarounds)
-        if (RequestValidity.ON && RequestValidity.host(hosts, h.http11, b, hostFrom, hostTo) != 0) return 400;
+        if (RequestValidity.host(hosts, h.http11, b, hostFrom, hostTo) != 0) return 400;
         h.body = te || contentLength > 0;
         // Workaround: Voovan keeps an HTTP/1.1 connection open after "Connection: close" (README, Workarounds)
         h.closes = h.body || (h.http11 ? close : !keepAlive);

@@ -9,9 +9,6 @@ import java.nio.ByteBuffer;
  * repeated fields (README, Workarounds). Each check answers 0 (valid) or the refusal's status.
  */
 final class RequestValidity {
-    // Temporary: VALIDITY=off gives HeadGuard's checks before this class, for one make ab
-    static final boolean ON = !"off".equals(System.getenv("VALIDITY"));
-
     static final int MAX_METHOD = 32; // a longer method token is 501 (RFC 9112 §3)
 
     private static final boolean[] TCHAR = new boolean[256], TARGET = new boolean[256], REG_NAME = new boolean[256];

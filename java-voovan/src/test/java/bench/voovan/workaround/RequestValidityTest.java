@@ -44,11 +44,6 @@ class RequestValidityTest {
     }
 
     @Test
-    void theKnobIsOnByDefault() {
-        assertTrue(RequestValidity.ON); // the tests below test the checks, not the path without them
-    }
-
-    @Test
     void hostCases() {
         assertEquals(400, inspect("GET /hello HTTP/1.1\r\n\r\n"));                       // HTTP/1.1 without Host
         assertEquals(400, hello("Host: verify\r\n"));                                   // two Host lines, the same value
