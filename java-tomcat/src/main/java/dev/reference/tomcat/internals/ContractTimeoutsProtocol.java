@@ -76,14 +76,11 @@ public class ContractTimeoutsProtocol extends Http11NioProtocol {
             return state;
         }
 
-        /** TEMPORARY knob for make ab (VALIDITY=off: Tomcat's checks alone); removed after the measurement. */
-        private static final boolean VALIDITY = !"off".equals(System.getenv("VALIDITY"));
-
         @Override
         protected void parseHost(MessageBytes host) {
             // Called once per request by Http11Processor.prepareRequest, after Tomcat's own checks of the head.
             // Workaround: the request-validity rules Tomcat lets through (README, Workarounds)
-            int status = VALIDITY ? RequestValidity.refusal(request.method(), request.protocol(), host, response.getStatus()) : 0;
+            int status = RequestValidity.refusal(request.method(), request.protocol(), host, response.getStatus());
             if (status != 0) {
                 response.setStatus(status);
                 setErrorState(ErrorState.CLOSE_CLEAN, null);
