@@ -72,14 +72,8 @@ class MysqlGreetings {
     }
 
     /** The stored message bytes (utf8mb4 on the wire, as stored), or null when there is no such row. */
-    /** TEMPORARY knob for make ab (FAIR_ADMISSION=off: HikariCP's own order); removed after the measurement. */
-    private static final boolean FAIR = !"off".equals(System.getenv("FAIR_ADMISSION"));
-
     byte[] message(int id) {
         Deadline deadline = Deadline.in(timeoutMillis);
-        if (!FAIR) {
-            return query(id, deadline);
-        }
         return admission.inTurn(deadline, () -> query(id, deadline));
     }
 
