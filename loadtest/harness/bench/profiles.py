@@ -57,8 +57,10 @@ class Profile:
 
 
 PROFILES = {p.name: p for p in (
-    Profile("churn", "a new connection for every request, and for one in ten",
-            (Run("hello", 64, Shape(close_every=1)), Run("hello", 64, Shape(close_every=10))), True),
+    # the seed 003's clients: 50, 100 and above
+    Profile("churn", "a new connection for every request, at 50, 100 and 256 clients; and for one in ten",
+            (*(Run("hello", c, Shape(close_every=1)) for c in (50, 100, 256)), Run("hello", 100, Shape(close_every=10))),
+            True),
     Profile("pipeline", f"{DEPTH} requests in flight on each connection",
             (Run("hello", 64, Shape(pipeline=DEPTH)),), True),
     Profile("noisy", f"one request in {NOISE_EVERY} is a refusal case",

@@ -37,7 +37,7 @@ class Settings:
     foreign_max: float = 0.10         # foreign CPU share above which a run is flagged "disturbed"
     generator_max: float = 0.90       # load generator CPU share above which a run is flagged "saturated"
     timeout_s: int = 5                # per-request timeout of the generators (BACKEND_TIMEOUT_MS is 1 s)
-    profile_duration: float = 5.0     # seconds per load-profile run
+    profile_duration: float = 4.0     # seconds per load-profile run
     sweep: bool = True                # the endpoint sweep (off when PROFILE alone is asked for)
     profiles: list = field(default_factory=lambda: list(profiles.DEFAULT))  # load profiles after the sweep
 

@@ -78,7 +78,7 @@ SEEDS = (
     Seed("003", "t-io against Voovan with a connection per request; t-io failed at 100 clients",
          ("make bench STACK=java-tio,java-voovan PROFILE=churn",),
          (Churn(("java-tio", "java-voovan")),),
-         "ab's connection per request is the churn profile's first run (64 connections)"),
+         "ab's connection per request is the churn profile (50, 100 and 256 connections)"),
     Seed("004", "Tomcat's heap filled and full GCs of 10 to 86 s came after 17 to 34 minutes",
          ("make soak STACK=java-tomcat ENDPOINT=redis DURATION=1800",
           "make ab STACK=java-tomcat ENDPOINT=redis A='' B=\"TOMCAT_HEAP='-Xms64m -Xmx512m'\""),
