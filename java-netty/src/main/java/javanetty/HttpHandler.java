@@ -263,8 +263,25 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** SLEEP_MISTAKE (-Dsleep.mistake): unset or empty, Netty's timer; block-event-loop, Thread.sleep; else refused. */
+    static boolean blocksEventLoop(String sleepMistake) {
+        if (sleepMistake == null || sleepMistake.isEmpty()) return false;
+        if (sleepMistake.equals("block-event-loop")) return true;
+        throw new IllegalArgumentException("SLEEP_MISTAKE=" + sleepMistake
+                + ": unknown; leave it empty (Netty's timer) or set block-event-loop (benchmarks only)");
+    }
+
     /** /sleep: a task scheduled on this event loop 10 ms from now; nothing waits meanwhile. */
     private void sleep(boolean head, boolean close, int connection) {
+        if (app.sleepBlocksEventLoop) { // the seed's mistake (the loop blocked 10 ms), kept only to measure it
+            try {
+                Thread.sleep(SLEEP_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            answer(Responses.SLEPT, head, close, connection);
+            return;
+        }
         Slot s = enqueue(head, close, connection);
         s.timer = ctx.executor().schedule(() -> {
             s.done = true;
