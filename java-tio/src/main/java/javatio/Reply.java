@@ -27,7 +27,7 @@ final class Reply extends Packet {
 
     static final class Kinds {
         final Kind text, json, badRequest, notFound, notAllowed, error, unavailable;
-        final Kind requestTimeout, uriTooLong, headerTooLarge;
+        final Kind requestTimeout, uriTooLong, headerTooLarge, notImplemented, versionNotSupported;
 
         Kinds(String server) {
             String text = "text/plain; charset=utf-8";
@@ -41,6 +41,8 @@ final class Reply extends Packet {
             this.requestTimeout = new Kind(server, "HTTP/1.1 408 Request Timeout", text, "");
             this.uriTooLong = new Kind(server, "HTTP/1.1 414 URI Too Long", text, "");
             this.headerTooLarge = new Kind(server, "HTTP/1.1 431 Request Header Fields Too Large", text, "");
+            this.notImplemented = new Kind(server, "HTTP/1.1 501 Not Implemented", text, "");
+            this.versionNotSupported = new Kind(server, "HTTP/1.1 505 HTTP Version Not Supported", text, "");
         }
 
         /** The answer to a request refused while decoding (Request.refusal): always "Connection: close". */
@@ -49,6 +51,8 @@ final class Reply extends Packet {
                 case 408 -> new Reply(requestTimeout, REQUEST_TIMEOUT, true, CONN_CLOSE);
                 case 414 -> new Reply(uriTooLong, URI_TOO_LONG, true, CONN_CLOSE);
                 case 431 -> new Reply(headerTooLarge, HEADER_TOO_LARGE, true, CONN_CLOSE);
+                case 501 -> new Reply(notImplemented, NOT_IMPLEMENTED, true, CONN_CLOSE);
+                case 505 -> new Reply(versionNotSupported, VERSION_NOT_SUPPORTED, true, CONN_CLOSE);
                 default -> new Reply(badRequest, BAD_REQUEST, true, CONN_CLOSE);
             };
         }
@@ -64,6 +68,8 @@ final class Reply extends Packet {
     static final byte[] REQUEST_TIMEOUT = ascii("Request Timeout");
     static final byte[] URI_TOO_LONG = ascii("URI Too Long");
     static final byte[] HEADER_TOO_LARGE = ascii("Request Header Fields Too Large");
+    static final byte[] NOT_IMPLEMENTED = ascii("Not Implemented");
+    static final byte[] VERSION_NOT_SUPPORTED = ascii("HTTP Version Not Supported");
 
     private static final byte[] DATE = ascii("\r\nDate: ");
     private static final byte[] CRLF = ascii("\r\n");

@@ -64,7 +64,7 @@ class ReplyTest {
 
     @Test
     void refusalsClose() {
-        int[][] cases = {{400, 400}, {408, 408}, {414, 414}, {431, 431}};
+        int[][] cases = {{400, 400}, {408, 408}, {414, 414}, {431, 431}, {501, 501}, {505, 505}};
         for (int[] c : cases) {
             Reply r = K.refusal(c[0]);
             assertTrue(r.closeAfter());
