@@ -17,8 +17,6 @@ final class HttpParser {
     static final int MAX_HEAD = 16384;
     /** Longest request body read (and discarded); a longer one is left unread and the connection closed. */
     static final int MAX_BODY = 64 * 1024;
-    /** Temporary knob for the before/after measurement: VALIDITY=off skips RequestValidity's checks. */
-    static final boolean VALIDITY = !"off".equals(System.getenv("VALIDITY"));
 
     /** RFC 9110 tchar: the bytes allowed in a method and a field name. */
     private static final boolean[] TCHAR = new boolean[256];
@@ -71,19 +69,17 @@ final class HttpParser {
             return refuse(b, limit, 400);
         }
         if (b.get(sp2 + 6) != '1') {
-            return refuse(b, limit, VALIDITY ? 505 : 400);
+            return refuse(b, limit, 505); // RFC 9110 15.6.6
         }
         boolean http10 = b.get(eol - 1) == '0';
-        int path = sp1 + 1; // where the path starts: after the authority of an absolute-form target
-        if (VALIDITY) {
-            int status = RequestValidity.method(b, p, sp1);
-            if (status != 0) {
-                return refuse(b, limit, status);
-            }
-            path = RequestValidity.target(b, sp1 + 1, sp2, sp1 - p == 7 && startsWith(b, p, "OPTIONS"));
-            if (path < 0) {
-                return refuse(b, limit, 400);
-            }
+        int status = RequestValidity.method(b, p, sp1);
+        if (status != 0) {
+            return refuse(b, limit, status);
+        }
+        // where the path starts: after the authority of an absolute-form target
+        int path = RequestValidity.target(b, sp1 + 1, sp2, sp1 - p == 7 && startsWith(b, p, "OPTIONS"));
+        if (path < 0) {
+            return refuse(b, limit, 400);
         }
 
         // header fields
@@ -133,7 +129,7 @@ final class HttpParser {
                 contentLength = n;
             } else if (nameIs(b, line, colon, TRANSFER_ENCODING)) {
                 chunked = true; // any transfer coding: the body is not read, the connection closes
-            } else if (VALIDITY && nameIs(b, line, colon, HOST)) {
+            } else if (nameIs(b, line, colon, HOST)) {
                 if (++hosts > 1 || !RequestValidity.host(b, vs, ve)) {
                     return refuse(b, limit, 400); // RFC 9112 3.2: one Host, uri-host [":" port]
                 }
@@ -144,7 +140,7 @@ final class HttpParser {
             }
             line = nl + 1;
         }
-        if (VALIDITY && hosts == 0 && !http10) {
+        if (hosts == 0 && !http10) {
             return refuse(b, limit, 400); // RFC 9112 3.2: HTTP/1.1 requires Host
         }
         if (chunked && contentLength >= 0) {

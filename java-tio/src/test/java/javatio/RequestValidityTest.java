@@ -44,7 +44,6 @@ class RequestValidityTest {
 
     @Test
     void theVerifiersCases() {
-        assertTrue(HttpParser.VALIDITY, "on unless VALIDITY=off");
         assertEquals(400, status(hello(null, "")), "HTTP/1.1 without Host");
         assertEquals(400, status(hello("verify", "Host: verify\r\n")), "two Host lines, the same value");
         assertEquals(400, status(hello("verify", "Host: other\r\n")), "two Host lines, different values");
