@@ -2,6 +2,7 @@ package javatio;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntFunction;
 
 import com.litongjava.aio.Packet;
 
@@ -93,12 +94,17 @@ final class Reply extends Packet {
     }
 
     ByteBuffer encode() {
+        return encode(ByteBuffer::allocate);
+    }
+
+    /** The response's bytes in a buffer of at least their size from {@code allocate}, flipped for reading. */
+    ByteBuffer encode(IntFunction<ByteBuffer> allocate) {
         byte[] length = Integer.toString(body.length).getBytes(StandardCharsets.US_ASCII);
         byte[] date = HttpDate.now();
         byte[] conn = connection == CONN_CLOSE ? CLOSE : connection == CONN_KEEP_ALIVE ? KEEP_ALIVE : null;
         int size = kind.head.length + length.length + DATE.length + date.length + 2 + (conn == null ? 0 : conn.length)
                 + 2 + (withBody ? body.length : 0);
-        ByteBuffer b = ByteBuffer.allocate(size);
+        ByteBuffer b = allocate.apply(size);
         b.put(kind.head).put(length).put(DATE).put(date).put(CRLF);
         if (conn != null) {
             b.put(conn);

@@ -3,6 +3,7 @@ package javatio;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -60,6 +61,25 @@ class ReplyTest {
     void methodNotAllowedSaysAllow() {
         assertTrue(encode(new Reply(K.notAllowed, Reply.NOT_ALLOWED, true, Reply.CONN_NONE))
                 .contains("\r\nAllow: GET, HEAD\r\n"));
+    }
+
+    @Test
+    void encodesIntoAPooledBuffer() {
+        Reply r = new Reply(K.text, Reply.HELLO, true, Reply.CONN_NONE);
+        ByteBuffer pooled = r.encode(TioInternals::writeBuffer);
+        assertTrue(pooled.capacity() >= pooled.remaining());
+        byte[] bytes = new byte[pooled.remaining()];
+        pooled.get(bytes);
+        assertEquals(fixed(encode(r)), fixed(new String(bytes, StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void aWrittenBufferIsReusedByThePool() {
+        // what t-io does with a buffer once written (WriteCompletionHandler): it is queued, and freed only by
+        // being handed out again; writeBuffer must take from that queue or the queue grows without bound
+        ByteBuffer first = TioInternals.writeBuffer(200);
+        com.litongjava.tio.core.pool.BufferPoolUtils.clean(first);
+        assertSame(first, TioInternals.writeBuffer(300));
     }
 
     @Test
