@@ -54,7 +54,7 @@ test: setup ## everything CI proves: services, verify every available stack, its
 bench-all: setup ## build, verify and benchmark every available stack -> results/latest/report.html (QUICK=1: fast pass)
 	$(HARNESS) bench
 
-bench: bench-args setup ## one slice: make bench STACK=x [ENDPOINT=hello,redis] [QUICK=1]
+bench: bench-args setup ## one slice: make bench STACK=x [ENDPOINT=hello,redis] [PROFILE=churn,pipeline,noisy,many|all|none] [QUICK=1]
 	$(HARNESS) bench
 
 bench-args:

@@ -2,6 +2,7 @@
 // the answer to a request that Node's parser (llhttp) refuses. README.md, "Protocol hygiene",
 // says what each setting does; NOTES.md what was observed.
 import { refusal } from './respond.js';
+import { methodStatus, versionStatus } from './validity.js';
 
 // The contract's limit on a request line (`METHOD SP target SP HTTP/1.1`): longer is 414.
 export const MAX_REQUEST_LINE = 8192;
@@ -23,6 +24,9 @@ export function serverOptions({ headTimeoutMs, idleTimeoutMs, optimizeEmptyReque
     // Node's default, stated so that NODE_OPTIONS=--insecure-http-parser cannot turn on lenient
     // parsing (which accepts, among others, Transfer-Encoding with Content-Length).
     insecureHTTPParser: false,
+    // Node's default, stated: an HTTP/1.1 request without Host is answered 400 and closed. Other
+    // Host faults (a second line, an invalid value) are validity.js's.
+    requireHostHeader: true,
     // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node then
     // hands it over with its body stream already ended instead of running the stream's events.
     // Requests with a body still take the ordinary path and have it read and dropped. On by
@@ -75,6 +79,11 @@ export function refusalStatus(err, socket) {
       return socket.bytesRead === 0 ? 0 : 408;
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return 413;
+    // Workaround: llhttp gives one code for unknown and malformed methods, versions (README, Workarounds)
+    case 'HPE_INVALID_METHOD':
+      return methodStatus(err.rawPacket, err.bytesParsed);
+    case 'HPE_INVALID_VERSION':
+      return versionStatus(err.rawPacket, err.bytesParsed);
     default:
       // Every other llhttp error is a malformed request; anything else (ECONNRESET, EPIPE, ...)
       // is the socket failing, with nobody left to answer.
@@ -93,6 +102,15 @@ export function requestLineTooLong(chunk) {
   const lf = chunk.indexOf(0x0a, sp);
   if (lf === -1) return true;
   return (chunk[lf - 1] === 0x0d ? lf - 1 : lf) > MAX_REQUEST_LINE;
+}
+
+// The server's `connect` event: CONNECT (a tunnel) is served for no target here, so it is answered
+// 501 (RFC 9110 §15.6.2) and closed. Node hands the socket over without its parser and listeners
+// (without a listener it destroys the socket unanswered): what the client still sends is dropped.
+export function onConnect(req, socket) {
+  socket.on('error', () => socket.destroy());
+  socket.resume();
+  refuseAfterPending(socket, 501);
 }
 
 // The newest response on each connection. Node answers pipelined requests in order and a

@@ -14,7 +14,9 @@ const REASONS = {
   414: 'URI Too Long',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
   503: 'Service Unavailable',
+  505: 'HTTP Version Not Supported',
 };
 
 // Content-Length is always set, so Node never chunks; for HEAD, Node sends the headers

@@ -6,9 +6,10 @@ import http from 'node:http';
 import { createMemcache } from './memcache.js';
 import { createMysql } from './mysql.js';
 import { createRedis } from './redis.js';
-import { MAX_REQUEST_LINE, noteResponse, onClientError, requestLineLength, serverOptions } from './protocol.js';
+import { MAX_REQUEST_LINE, noteResponse, onClientError, onConnect, requestLineLength, serverOptions } from './protocol.js';
 import { error, greetingJson, json, parseId, text } from './respond.js';
 import { Unavailable } from './unavailable.js';
+import { requestStatus } from './validity.js';
 
 const STOP_GRACE_MS = 1500; // the primary kills a worker still alive after this (server.js)
 const BACKLOG = 4096; // accept queue; the kernel caps it at net.core.somaxconn
@@ -94,12 +95,16 @@ export function runWorker(config) {
   ]);
 
   // Routing order: path (exact, case-sensitive) → method → parameters → backend. Before that, a
-  // request line longer than the contract's limit is refused (protocol.js, requestLineLength).
+  // request line longer than the contract's limit is refused (protocol.js, requestLineLength), then
+  // an invalid request (validity.js, requestStatus; an absolute-form target becomes its path).
   function onRequest(req, res) {
     noteResponse(req, res); // a refusal later on this connection waits for this answer
     if (stopping) res.setHeader('Connection', 'close'); // finish in-flight work, then hang up
     // Workaround: Node has no request-line limit; the 414 is given here (README, Workarounds)
     if (requestLineLength(req) > MAX_REQUEST_LINE) return error(res, 414, { Connection: 'close' });
+    // Workaround: Node checks only that Host is present, llhttp takes any target (README, Workarounds)
+    const invalid = requestStatus(req);
+    if (invalid !== 0) return error(res, invalid, { Connection: 'close' });
     try {
       const q = req.url.indexOf('?');
       const handler = routes.get(q === -1 ? req.url : req.url.slice(0, q));
@@ -115,6 +120,7 @@ export function runWorker(config) {
   // (HEAD_TIMEOUT_MS, IDLE_TIMEOUT_MS) and the answer to a refused request are in protocol.js.
   const server = http.createServer(serverOptions(config), onRequest);
   server.on('clientError', onClientError);
+  server.on('connect', onConnect); // CONNECT: 501 and close (protocol.js)
   server.maxRequestsPerSocket = 0; // never make a keep-alive client reconnect
   server.on('error', (err) => {
     console.error(`node-cluster: cannot listen on ${config.host}:${config.port}: ${err.message}`);

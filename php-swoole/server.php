@@ -19,6 +19,7 @@ require __DIR__ . '/src/MemcacheClient.php';
 require __DIR__ . '/src/MemcacheBackend.php';
 require __DIR__ . '/src/Greetings.php';
 require __DIR__ . '/src/Refusals.php';
+require __DIR__ . '/src/RequestValidity.php';
 require __DIR__ . '/src/Ordering.php';
 require __DIR__ . '/src/Sweep.php';
 require __DIR__ . '/src/Handler.php';

@@ -37,7 +37,18 @@ FAULTS = {
     "unbounded_pipeline": "keeps reading pipelined requests while its answers pile up unread",
     "leak_on_disconnect": "never closes a connection whose client left mid-request",
     "connection_cap": "closes every connection beyond the 2,000th",
+    "host_lax": "serves a request whatever its Host lines say (none, two, or an invalid value)",
+    "target_lax": "serves any bytes in the target, and answers * and authority-form with 404",
+    "method_lax": "answers CONNECT with 404, serves any method token as a method (405), and refuses a line too long for a method with 400",
+    "version_lax": "serves any version (http/1.1, HTTP/1, HTTP/2.0) as HTTP/1.1",
+    "fold_as_field": "reads an obs-fold continuation line as a field of its own",
+    "field_lax": "skips field lines without a colon and keeps control bytes in values",
+    "ignores_close": "keeps a connection open after a request that said Connection: close",
+    "pipeline_first_only": "answers the first request of each read and drops the rest of it",
 }
+MAX_METHOD = 32
+TARGET_BYTES = re.compile(rb"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")  # RFC 3986
+HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+;=%]+)(?::\d*)?$")  # uri-host [":" port], no userinfo
 TCHAR = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 MAX_LINE, MAX_HEAD = 8192, 16384
 
@@ -57,7 +68,8 @@ def response(status: int, body: bytes, head_only: bool = False, close: bool = Fa
 
 
 ERRORS = {400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed", 408: b"Request Timeout",
-          414: b"URI Too Long", 431: b"Request Header Fields Too Large", 500: b"Internal Server Error"}
+          414: b"URI Too Long", 431: b"Request Header Fields Too Large", 500: b"Internal Server Error",
+          501: b"Not Implemented", 505: b"HTTP Version Not Supported"}
 
 
 class Server:
@@ -98,6 +110,12 @@ class Server:
     def check_sizes(self, buf: bytes, complete: bool) -> None:
         line_end = buf.find(b"\r\n")
         line = buf if line_end < 0 else buf[:line_end]
+        method_end = line.find(b" ")
+        if method_end < 0 and len(line) > MAX_METHOD or method_end > MAX_METHOD:
+            if self.fault != "method_lax":
+                raise Refuse(501)
+            if len(line) > MAX_LINE:
+                raise Refuse(400)
         if len(line) > MAX_LINE and self.fault != "no_line_limit":
             raise Refuse(414)
         limit = 4096 if self.fault == "small_heads" else MAX_HEAD
@@ -129,13 +147,36 @@ class Server:
     def parse(self, head: bytes) -> tuple[str, str, dict]:
         lines = head.split(b"\r\n")
         try:
-            method, target, _version = lines[0].decode("latin-1").split(" ")
+            method, target, version = lines[0].split(b" ")
         except ValueError:
             raise Refuse(400) from None
+        if not TCHAR.match(method):
+            raise Refuse(400)
+        v = re.fullmatch(rb"HTTP/(\d)\.(\d)", version)
+        if not v and self.fault != "version_lax":
+            raise Refuse(400)
+        if v and v.group(1) != b"1" and self.fault != "version_lax":
+            raise Refuse(505)
+        http10 = version == b"HTTP/1.0"
+        if not TARGET_BYTES.match(target) and self.fault != "target_lax":
+            raise Refuse(400)
+        if target.startswith(b"http://"):
+            target = b"/" + target[len(b"http://"):].partition(b"/")[2]  # absolute-form (RFC 9112 §3.2.2)
+        elif method == b"CONNECT" and self.fault != "method_lax":
+            raise Refuse(501)
+        elif not target.startswith(b"/") and self.fault != "target_lax":
+            raise Refuse(400)  # asterisk-form without OPTIONS, authority-form without CONNECT
         fields: dict[str, list[str]] = {}
+        last = None
         for line in lines[1:]:
+            if line[:1] in (b" ", b"\t"):
+                if self.fault != "fold_as_field":
+                    raise Refuse(400)  # obs-fold (RFC 9112 §5.2): refused, as a server may
+                line = line.lstrip()
             name, colon, value = line.partition(b":")
             if not colon:
+                if self.fault == "field_lax":
+                    continue
                 raise Refuse(400)
             if name != name.rstrip() and self.fault != "space_before_colon":
                 raise Refuse(400)
@@ -144,8 +185,17 @@ class Server:
                 if self.fault == "bad_name_chars" or re.match(rb"^[\x21-\x7e]+$", name):
                     continue  # another non-tchar: served as if the field were absent (allowed)
                 raise Refuse(400)
-            fields.setdefault(name.decode().lower(), []).append(value.strip().decode("latin-1"))
-        return method, target, fields
+            if b"\x00" in value and self.fault != "field_lax":
+                raise Refuse(400)
+            last = name.decode().lower()
+            fields.setdefault(last, []).append(value.strip().decode("latin-1"))
+        hosts = fields.get("host", [])
+        if self.fault != "host_lax" and (len(hosts) > 1 or (not hosts and not http10)
+                                         or (hosts and not HOST.match(hosts[0]))):
+            raise Refuse(400)
+        if http10:
+            fields.setdefault("connection", ["close"])
+        return method.decode("latin-1"), target.decode("latin-1"), fields
 
     def body_length(self, fields: dict) -> int | str:
         lengths = fields.get("content-length", [])
@@ -230,7 +280,9 @@ class Server:
         writer.write(out)
         if self.fault != "unbounded_pipeline":
             await writer.drain()
-        return rest, True
+        if "close" in fields.get("connection", [""])[0].lower() and self.fault != "ignores_close":
+            return b"", False
+        return (b"" if self.fault == "pipeline_first_only" else rest), True
 
     async def answer(self, method: str, path: str, query: str, reader) -> bytes | None:
         head_only = method == "HEAD"
@@ -247,8 +299,10 @@ class Server:
         await asyncio.sleep(0.002)  # a backend's round trip
         if reader.at_eof() and self.fault == "leak_on_disconnect":
             return None
-        ids = urllib.parse.parse_qs(query).get("id", [""])
-        i = int(ids[0]) if ids[0].isdigit() else 0
+        ids = urllib.parse.parse_qs(query, keep_blank_values=True).get("id", [])
+        if len(ids) != 1 or not re.fullmatch(r"[1-9][0-9]{0,8}", ids[0]):
+            return response(400, ERRORS[400], head_only)
+        i = int(ids[0])
         if i not in self.greetings:
             return response(404, ERRORS[404], head_only)
         body = contract.json_body(i, self.greetings[i])

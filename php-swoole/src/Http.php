@@ -10,7 +10,8 @@ final class Http
     public const JSON = 'application/json';
     public const REASONS = [400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed',
                             408 => 'Request Timeout', 414 => 'URI Too Long', 431 => 'Request Header Fields Too Large',
-                            500 => 'Internal Server Error', 503 => 'Service Unavailable'];
+                            500 => 'Internal Server Error', 501 => 'Not Implemented', 503 => 'Service Unavailable',
+                            505 => 'HTTP Version Not Supported'];
 
     /** @return array{int, string, string} an error status, with its reason phrase as the body */
     public static function error(int $status): array

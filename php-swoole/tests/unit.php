@@ -10,7 +10,8 @@ foreach (glob(__DIR__ . '/../src/*.php') as $file) {
     require $file;
 }
 
-use App\{BackendError, Config, Greetings, Http, Id, MemcacheClient, MysqlBackend, Pool, RedisBackend, Refusals, Unavailable};
+use App\{BackendError, Config, Greetings, Http, Id, MemcacheClient, MysqlBackend, Pool, RedisBackend, Refusals, RequestValidity,
+         Unavailable};
 
 $failures = 0;
 $checks = 0;
@@ -96,6 +97,75 @@ ok(Refusals::status($req(8193, 9000)) === 414, 'a request line of 8,193 bytes is
 ok(Refusals::status($req(60000, 60100)) === 414, 'a request line of 60,000 bytes is 414');
 ok(Refusals::status($req(100, 16385)) === 431, 'a head of 16,385 bytes is 431');
 ok(Refusals::status($req(100, 9000, str_repeat('c', 20000))) === 0, 'a body does not count toward the head');
+
+// ---- RequestValidity::check: the validity cases Swoole hands to PHP (its reactor and llhttp refuse
+// the others with their own 400: unknown methods, other versions, raw bytes, obs-fold, field lines)
+/**
+ * What Swoole passes for these bytes: method, request_uri (no query), server_protocol, the last Host
+ * line's value in the head (http_request_on_header_value: zend_hash_update), getData().
+ */
+function validity(string $data): int|string
+{
+    $head = substr($data, 0, strpos($data, "\r\n\r\n") + 2);
+    [$method, $target, $version] = explode(' ', substr($head, 0, strpos($head, "\r\n")), 3);
+    $host = preg_match_all('/\r\nhost:[ \t]*(.*?)[ \t]*\r\n/i', $head, $m) > 0 ? end($m[1]) : null;
+    return RequestValidity::check($method, explode('?', $target, 2)[0], $version, $host, $data);
+}
+function request(string $line, ?string $host = 'verify', string $more = '', string $body = ''): string
+{
+    return "$line\r\n" . ($host === null ? '' : "Host: $host\r\n") . "$more\r\n$body";
+}
+$hello = 'GET /hello HTTP/1.1';
+foreach (['HTTP/1.1 without Host' => [request($hello, null), 400],
+          'two Host lines, the same value' => [request($hello, more: "Host: verify\r\n"), 400],
+          'two Host lines, different values' => [request($hello, more: "Host: other\r\n"), 400],
+          'two Host lines, the second in another case' => [request($hello, more: "hOST: verify\r\n"), 400],
+          'Host with userinfo (user@verify)' => [request($hello, 'user@verify'), 400],
+          'Host with a path (verify/x)' => [request($hello, 'verify/x'), 400],
+          'Host holding a list (verify, other)' => [request($hello, 'verify, other'), 400],
+          'Host holding a list without a space (verify,other)' => [request($hello, 'verify,other'), 400],
+          'an empty Host' => [request($hello, ''), 400],
+          'a Host of spaces' => [request($hello, '  '), 400],
+          'Host with a port only (:8080)' => [request($hello, ':8080'), 400],
+          'Host with a non-digit port (verify:x)' => [request($hello, 'verify:x'), 400],
+          'Host with a bad IPv6 literal ([::g])' => [request($hello, '[::g]:8080'), 400],
+          'Host with an unclosed IPv6 literal ([::1)' => [request($hello, '[::1'), 400],
+          'Host with a bad percent-escape (ver%zify)' => [request($hello, 'ver%zify'), 400],
+          'Host with a port (verify:8080)' => [request($hello, 'verify:8080'), '/hello'],
+          'Host as an IPv6 literal ([::1]:8080)' => [request($hello, '[::1]:8080'), '/hello'],
+          'Host as an IPv6 literal without a port ([2001:db8::1])' => [request($hello, '[2001:db8::1]'), '/hello'],
+          'Host as an IPv4 address (127.0.0.1)' => [request($hello, '127.0.0.1'), '/hello'],
+          'Host (verify)' => [request($hello), '/hello'],
+          'Host with an empty port (verify:)' => [request($hello, 'verify:'), '/hello'],
+          'Host with a percent-escape (ver%41ify)' => [request($hello, 'ver%41ify'), '/hello'],
+          'a lower-case host field name' => ["GET /hello HTTP/1.1\r\nhost: verify\r\n\r\n", '/hello'],
+          'Host after other fields' => [request($hello, null, "Accept: */*\r\nX-Host: a\r\nHost: verify\r\n"), '/hello'],
+          'a field ending in host is not Host' => [request($hello, null, "X-Host: verify\r\n"), 400],
+          'Host: in the body is not a Host line' => [request('POST /hello HTTP/1.1', body: "a\r\nHost: other\r\n"), '/hello'],
+          'Host only in the body' => [request('POST /hello HTTP/1.1', null, "Content-Length: 14\r\n", "\r\nHost: verify"), 400],
+          'HTTP/1.0 without Host' => [request('GET /hello HTTP/1.0', null), '/hello'],
+          'HTTP/1.0 with two Host lines' => [request('GET /hello HTTP/1.0', more: "Host: other\r\n"), 400],
+          'HTTP/1.0 with an invalid Host' => [request('GET /hello HTTP/1.0', 'user@verify'), 400],
+          'asterisk-form with GET (GET *)' => [request('GET * HTTP/1.1'), 400],
+          'asterisk-form with OPTIONS (OPTIONS *)' => [request('OPTIONS * HTTP/1.1'), '*'],
+          'authority-form with GET (GET verify:80)' => [request('GET verify:80 HTTP/1.1'), 400],
+          'a target that is no form (GET hello)' => [request('GET hello HTTP/1.1'), 400],
+          'absolute-form (GET http://verify/hello)' => [request('GET http://verify/hello HTTP/1.1'), '/hello'],
+          'absolute-form with a query (GET http://verify/redis?id=1)' => [request('GET http://verify/redis?id=1 HTTP/1.1'), '/redis'],
+          'absolute-form with a port and https (GET HTTPS://verify:8443/sleep)' => [request('GET HTTPS://verify:8443/sleep HTTP/1.1'), '/sleep'],
+          'absolute-form without a path (GET http://verify)' => [request('GET http://verify HTTP/1.1'), '/'],
+          'absolute-form with userinfo (GET http://u@verify/hello)' => [request('GET http://u@verify/hello HTTP/1.1'), 400],
+          'absolute-form without a host (GET http:///hello)' => [request('GET http:///hello HTTP/1.1'), 400],
+          'absolute-form of another scheme (GET ftp://verify/hello)' => [request('GET ftp://verify/hello HTTP/1.1'), 400],
+          'absolute-form still needs Host' => [request('GET http://verify/hello HTTP/1.1', null), 400],
+          'CONNECT verify:443' => [request('CONNECT verify:443 HTTP/1.1', 'verify:443'), 501],
+          'CONNECT without Host' => [request('CONNECT verify:443 HTTP/1.1', null), 501],
+          'POST /hello' => [request('POST /hello HTTP/1.1', more: "Content-Length: 5\r\n", body: 'hello'), '/hello'],
+          'GET /redis?id=1' => [request('GET /redis?id=1 HTTP/1.1'), '/redis'],
+         ] as $what => [$data, $want]) {
+    $got = validity($data);
+    ok($got === $want, "RequestValidity: $what is " . var_export($want, true) . ', got ' . var_export($got, true));
+}
 
 // ---- Http::write: the headers of every response
 final class FakeResponse

@@ -10,7 +10,7 @@ import time
 
 from harness import config, services, stacks
 from harness.accounting import cpus, measure, procstats
-from harness.bench import endpoint as endpoint_runner, machine
+from harness.bench import endpoint as endpoint_runner, machine, profiles
 from harness.bench.settings import Settings
 from harness.config import ROOT, RUN_DIR, SERVICES, external_services
 from harness.contract.cases import DATA_ENDPOINTS
@@ -67,11 +67,11 @@ class Box:
         return f"raw/{name}"
 
     def closed_run(self, base_url: str, endpoint: str, connections: int, duration: float, server_root: int,
-                   raw_name: str) -> dict:
+                   raw_name: str, script: pathlib.Path | None = None) -> dict:
         threads = loadgen_wrk.threads_for(connections, len(self.layout.loadgen))
         cmd = self.layout.taskset("loadgen") + loadgen_wrk.command(
             base_url + loadgen_wrk.endpoint_path(endpoint).split("?")[0], connections, duration,
-            self.script(endpoint), threads, self.s.timeout_s)
+            script or self.script(endpoint), threads, self.s.timeout_s)
         run = measure.run(cmd, self.acct(server_root), duration + 60)
         record = {"kind": "closed", "endpoint": endpoint, "connections": connections, "threads": threads,
                   "raw": self.keep_raw(raw_name, run), "stats": run.stats}
@@ -85,6 +85,16 @@ class Box:
         if not record.get("requests"):
             record["flags"].append("no-answers")
         return record
+
+    def profile_run(self, stack, profile: str, index: int, run, server_root: int) -> dict:
+        """One run of a load profile: wrk with the run's shape, then the profile's own figures and flags."""
+        script = self.dir / "scripts" / f"wrk-{profile}-{index}.lua"
+        script.write_text(loadgen_wrk.lua_script(run.endpoint, shape=run.shape))
+        record = self.closed_run(stack.url, run.endpoint, run.connections, self.s.profile_duration, server_root,
+                                 f"{stack.name}-{profile}-{index}.txt", script)
+        judged = profiles.judge(run, record)
+        record["flags"] += judged.pop("flags")
+        return {**record, **judged}
 
     def open_run(self, base_url: str, endpoint: str, rate: float, connections: int, server_root: int,
                  raw_name: str) -> dict:

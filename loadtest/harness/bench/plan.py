@@ -7,6 +7,7 @@ precision before waiting (see README: DURATION, CONCURRENCY, REPEATS, QUICK).
 import math
 import time
 
+from harness.bench import profiles
 from harness.bench.settings import Settings
 from harness.contract.cases import DATA_ENDPOINTS
 
@@ -37,9 +38,14 @@ def adjacent_ceiling_seconds(s: Settings, endpoint: str) -> float:
     return backend_ceiling_seconds(s, endpoint, sized=True) if measures_adjacent_ceiling(s, endpoint) else 0.0
 
 
+def profile_seconds(s: Settings) -> float:
+    return sum(len(profiles.PROFILES[n].runs) for n in s.profiles) * (s.profile_duration + TOOL_OVERHEAD_S)
+
+
 def stack_seconds(s: Settings) -> float:
-    return (VERIFY_S + START_S + warmup_seconds(s) + len(s.endpoints) * endpoint_seconds(s)
-            + sum(adjacent_ceiling_seconds(s, e) for e in s.endpoints))
+    sweep = (len(s.endpoints) * endpoint_seconds(s) + sum(adjacent_ceiling_seconds(s, e) for e in s.endpoints)
+             if s.sweep else 0.0)
+    return VERIFY_S + START_S + warmup_seconds(s) + sweep + profile_seconds(s)
 
 
 def backend_ceiling_seconds(s: Settings, endpoint: str, sized: bool) -> float:

@@ -9,7 +9,7 @@ import sys
 
 from harness import services, stacks, verify
 from harness.accounting import cpus
-from harness.bench import calibrate, endpoint as endpoint_runner, machine, plan
+from harness.bench import calibrate, endpoint as endpoint_runner, machine, plan, profiles
 from harness.bench.box import Box, exclusive, raise_nofile
 from harness.bench.nginx_ceiling import Nginx
 from harness.bench.settings import Settings
@@ -132,14 +132,33 @@ class Bench(Box):
                      f"({'stable' if entry['warmup']['stable'] else 'still drifting at the limit'})")
             entry["endpoints"] = {}
             entry["status"] = "benchmarked"
-            for endpoint in self.s.endpoints:
+            for endpoint in self.s.endpoints if self.s.sweep else []:
                 if not running.alive():
                     entry["status"] = "error"
                     entry["reason"] = f"the stack exited (code {running.proc.returncode}) before {endpoint}; see {running.log}"
                     break
                 entry["endpoints"][endpoint] = endpoint_runner.measure(OnThisBox(self, running.pid), stack, endpoint)
                 self.save()
+            self.run_profiles(stack, running, entry)
         return entry
+
+    def run_profiles(self, stack, running, entry: dict) -> None:
+        entry["profiles"] = {}
+        for name in self.s.profiles:
+            records = []
+            entry["profiles"][name] = {"about": profiles.PROFILES[name].about, "runs": records}
+            for i, prun in enumerate(profiles.PROFILES[name].runs):
+                if not running.alive():
+                    entry["status"] = "error"
+                    entry["reason"] = f"the stack exited (code {running.proc.returncode}) in profile {name}; see {running.log}"
+                    return
+                self.settle(stack)
+                rec = self.profile_run(stack, name, i, prun, running.pid)
+                records.append(rec)
+                self.say(self.s.profile_duration + plan.TOOL_OVERHEAD_S,
+                         f"{stack.name:14} {name:8} {prun.label:32} {rec.get('throughput_rps') or 0:>10,.0f} req/s "
+                         + " ".join(rec["flags"]))
+                self.save()
 
     def run(self, selected) -> pathlib.Path:
         with exclusive():

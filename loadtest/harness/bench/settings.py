@@ -7,6 +7,7 @@ import dataclasses
 import os
 from dataclasses import asdict, dataclass, field
 
+from harness.bench import profiles
 from harness.contract.cases import ENDPOINTS
 
 
@@ -36,6 +37,9 @@ class Settings:
     foreign_max: float = 0.10         # foreign CPU share above which a run is flagged "disturbed"
     generator_max: float = 0.90       # load generator CPU share above which a run is flagged "saturated"
     timeout_s: int = 5                # per-request timeout of the generators (BACKEND_TIMEOUT_MS is 1 s)
+    profile_duration: float = 4.0     # seconds per load-profile run
+    sweep: bool = True                # the endpoint sweep (off when PROFILE alone is asked for)
+    profiles: list = field(default_factory=lambda: list(profiles.DEFAULT))  # load profiles after the sweep
 
     @classmethod
     def from_env(cls, env=None) -> "Settings":
@@ -61,6 +65,14 @@ class Settings:
             if unknown:
                 raise SystemExit(f"ENDPOINT: unknown {sorted(unknown)}; choose from {', '.join(ENDPOINTS)}")
         s.stacks = env.get("STACK", "")
+        if env.get("PROFILE_DURATION"):
+            s.profile_duration = float(env["PROFILE_DURATION"])
+        if env.get("PROFILE") or not quick:  # QUICK=1 leaves the profiles out unless PROFILE names them
+            s.profiles = profiles.select(env.get("PROFILE"))
+        if env.get("PROFILE") and s.profiles and not env.get("ENDPOINT"):
+            # `make bench PROFILE=x`: that profile alone; its endpoints are primed and warmed up
+            s.sweep, s.calibrate = False, False
+            s.endpoints = list(dict.fromkeys(r.endpoint for n in s.profiles for r in profiles.PROFILES[n].runs))
         if env.get("CALIBRATE", "") in ("0", "no", "false"):
             s.calibrate = False
         if env.get("FOREIGN_MAX"):
@@ -70,7 +82,8 @@ class Settings:
     @classmethod
     def quick_pass(cls) -> "Settings":
         return cls(quick=True, concurrency=[16, 256], duration=1.0, repeats=1, open_rates=[0.8],
-                   open_duration=2.0, warmup_min=1.0, warmup_max=3.0, calibration_duration=1.0)
+                   open_duration=2.0, warmup_min=1.0, warmup_max=3.0, calibration_duration=1.0, profile_duration=1.0,
+                   profiles=[])
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -49,7 +49,7 @@ class Limits:
 
 
 LIMITS = Limits()
-REFUSED = {"head": 431, "line": 414, "framing": 400, "timeout": 408}
+REFUSED = {"head": 431, "line": 414, "framing": 400, "timeout": 408, "invalid": 400, "method": 501, "version": 505}
 
 
 # ---------------------------------------------------------------- raw exchanges
@@ -133,9 +133,17 @@ def exchange(target: Target, data: bytes, methods: list[str] | None = None, limi
     return Outcome(responses, closed, problem)
 
 
-def _send_quietly(sock: socket.socket, data: bytes) -> None:
+PART_PAUSE_S = 0.5  # between the parts of a request sent in parts: long enough for an early answer
+
+
+def _send_quietly(sock: socket.socket, data: bytes | tuple[bytes, ...]) -> None:
+    """`data`, or its parts with a pause between (a body that arrives after the head was answered)."""
+    parts = data if isinstance(data, tuple) else (data,)
     try:
-        sock.sendall(data)
+        for i, part in enumerate(parts):
+            if i:
+                time.sleep(PART_PAUSE_S)
+            sock.sendall(part)
     except OSError:
         pass  # the server answered and closed before reading it all: what comes back says the rest
 
@@ -284,7 +292,8 @@ def waivable(limits: Limits = LIMITS) -> dict[str, list[str]]:
     descriptors, many connections) have no single observed answer to declare."""
     return {SIZES: [c[0] for c in _size_cases(None, limits)],
             FRAMING: [c[0] for c in _framing_cases(None, limits)],
-            BODIES: [c[0] for c in _body_cases(None, limits)]}
+            BODIES: [c[0] for c in _body_cases(None, limits)],
+            VALIDITY: [c[0] for c in _validity_cases(None, limits)]}
 
 
 # ---------------------------------------------------------------- sizes
@@ -414,9 +423,91 @@ def _body_cases(target: Target | None, limits: Limits) -> list:
         ("GET /hello with a Content-Length body that looks like a request",
          request_head("/hello", [("Content-Length", str(len(SMUGGLED)))]) + SMUGGLED + hello,
          ["GET", "GET"], then_hello("hello")),
+        ("POST /hello answered before its body arrives, the rest of the body like a request",
+         (request_head("/hello", [("Content-Length", str(len(SMUGGLED)))], "POST") + SMUGGLED[:8],
+          SMUGGLED[8:] + hello), ["POST", "GET"], then_hello("POST hello")),
         ("PUT /sleep with a 64 KiB body",
          request_head("/sleep", [("Content-Length", str(len(big)))], "PUT") + big + hello,
          ["PUT", "GET"], then_hello("PUT sleep")),
+    ]
+
+
+# ---------------------------------------------------------------- request validity
+
+VALIDITY = "request validity (RFC 9112 §3: Host, request line, target; 400 and close)"
+MAX_METHOD = 32  # bytes of a method token (CONTRACT.md, Request validity)
+LONG_METHOD = 100_000  # bytes of a method token that also makes the request line too long
+
+
+def check_validity(target: Target, limits: Limits = LIMITS) -> list[Check]:
+    return [_run_cases(VALIDITY, target, _validity_cases(target, limits), limits)]
+
+
+def _validity_cases(target: Target | None, limits: Limits) -> list:
+    bad = lambda o: refused(REFUSED["invalid"], o)
+    ok = lambda o: served(target, "hello", o)
+
+    def line(request_line: bytes, host: bytes | None = b"verify", more: bytes = b"") -> bytes:
+        return request_line + b"\r\n" + (b"Host: " + host + b"\r\n" if host is not None else b"") + more + b"\r\n"
+
+    def hello(**kw) -> bytes:
+        return line(b"GET /hello HTTP/1.1", **kw)
+
+    def served_then_closed(o: Outcome) -> list[str]:
+        # HTTP/1.0 without keep-alive: served, and the close is the server's to make
+        if o.problem or not o.responses:
+            return [o.describe()]
+        return case_problems(target, contract.case("hello"), o.responses[0])
+
+    def unfolded_or_refused(o: Outcome) -> list[str]:
+        # RFC 9112 §5.2: refused (400 and close), or the continuation unfolded into X-Probe's value;
+        # never read as a field of its own (which would be Connection: close, ending the connection)
+        if o.responses and o.responses[0].status == REFUSED["invalid"]:
+            return refused(REFUSED["invalid"], o)
+        return served(target, "hello", o)
+
+    def non_tchar_name(o: Outcome) -> list[str]:
+        # as '{' in a name (CONTRACT.md, Framing): 400 and close, or served as if the field were absent
+        if o.responses and o.responses[0].status == REFUSED["invalid"]:
+            return refused(REFUSED["invalid"], o)
+        return served(target, "hello", o)
+
+    return [
+        ("HTTP/1.1 without Host", hello(host=None), None, bad),
+        ("two Host lines, the same value", hello(more=b"Host: verify\r\n"), None, bad),
+        ("two Host lines, different values", hello(more=b"Host: other\r\n"), None, bad),
+        ("Host with userinfo (user@verify)", hello(host=b"user@verify"), None, bad),
+        ("Host with a path (verify/x)", hello(host=b"verify/x"), None, bad),
+        ("Host holding a list (verify, other)", hello(host=b"verify, other"), None, bad),
+        ("an empty Host", hello(host=b""), None, bad),
+        ("Host with a port (verify:8080)", hello(host=b"verify:8080"), None, ok),
+        ("Host as an IPv6 literal ([::1]:8080)", hello(host=b"[::1]:8080"), None, ok),
+        ("HTTP/1.0 without Host", line(b"GET /hello HTTP/1.0", host=None), None, served_then_closed),
+        ("asterisk-form with GET (GET *)", line(b"GET * HTTP/1.1"), None, bad),
+        ("authority-form with GET (GET verify:80)", line(b"GET verify:80 HTTP/1.1"), None, bad),
+        ("absolute-form (GET http://verify/hello)", line(b"GET http://verify/hello HTTP/1.1"), None, ok),
+        ("a raw byte above 0x7F in the target", line(b"GET /hello\xff HTTP/1.1"), None, bad),
+        ("overlong UTF-8 in the target", line(b"GET /hello/\xc0\xaf HTTP/1.1"), None, bad),
+        ("a NUL in the target", line(b"GET /hel\x00lo HTTP/1.1"), None, bad),
+        ("a control byte in the target", line(b"GET /hel\x01lo HTTP/1.1"), None, bad),
+        ("a method that is not a token (GE{T)", line(b"GE{T /hello HTTP/1.1"), None, bad),
+        ("CONNECT verify:443", line(b"CONNECT verify:443 HTTP/1.1", host=b"verify:443"), None,
+         lambda o: refused(REFUSED["method"], o)),
+        (f"a {MAX_METHOD + 1}-byte method token", line(b"G" * (MAX_METHOD + 1) + b" /hello HTTP/1.1"), None,
+         lambda o: refused(REFUSED["method"], o)),
+        # both rules hold: the method is longer than any implemented (501) and the line longer than 8 KiB (414)
+        (f"a {LONG_METHOD // 1000} kB method token", line(b"G" * LONG_METHOD + b" /hello HTTP/1.1"), None,
+         lambda o: refused(o.responses[0].status if o.responses and o.responses[0].status in
+                           (REFUSED["method"], REFUSED["line"]) else REFUSED["method"], o)),
+        ("lower-case version (http/1.1)", line(b"GET /hello http/1.1"), None, bad),
+        ("version without a minor (HTTP/1)", line(b"GET /hello HTTP/1"), None, bad),
+        ("version with leading zeros (HTTP/01.01)", line(b"GET /hello HTTP/01.01"), None, bad),
+        ("another major version (HTTP/2.0)", line(b"GET /hello HTTP/2.0"), None, lambda o: refused(REFUSED["version"], o)),
+        ("an obs-fold continuation line", hello(more=b"X-Probe: 1\r\n Connection: close\r\n"), None,
+         unfolded_or_refused),
+        ("a field line without a colon", hello(more=b"X-Probe\r\n"), None, bad),
+        ("a field name with a byte above 0x7F", hello(more=b"X-Pr\xf6be: 1\r\n"), None, non_tchar_name),
+        ("a NUL in a field value", hello(more=b"X-Probe: a\x00b\r\n"), None, bad),
     ]
 
 
@@ -786,5 +877,5 @@ def check_many_connections(target: Target, limits: Limits = LIMITS) -> list[Chec
     return [Check(f"{n} idle connections held, /hello answered, descriptors back", not problems, detail)]
 
 
-CHECKS = [check_sizes, check_framing, check_bodies, check_head_timeout, check_idle_timeout, check_pipeline_flood,
+CHECKS = [check_sizes, check_framing, check_validity, check_bodies, check_head_timeout, check_idle_timeout, check_pipeline_flood,
           check_disconnects, check_many_connections]

@@ -7,14 +7,14 @@ import os
 import pathlib
 import re
 
-from harness.docs import published
+from harness.docs import published, seeds
 from harness.docs.files import markdown_files
 from harness.reports import report_md, results
 
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
 INDEX_BEGIN, INDEX_END = "<!-- published:begin -->", "<!-- published:end -->"
-BLOCK = re.compile(r"(?P<begin><!-- (?P<kind>figures|published):begin -->)\n(?P<body>.*?)(?P<end><!-- (?P=kind):end -->)",
-                   re.S)
+BLOCK = re.compile(r"(?P<begin><!-- (?P<kind>figures|published|seeds):begin -->)\n(?P<body>.*?)"
+                   r"(?P<end><!-- (?P=kind):end -->)", re.S)
 NONE_YET = "_No run is published yet: `make publish RUN=results/<id>` generates this block._"
 
 
@@ -97,6 +97,8 @@ def expected(root: pathlib.Path, readme: pathlib.Path, kind: str, runs: list[pub
     newest = runs[0] if runs else None
     if kind == "published":
         return index_block(readme, runs)
+    if kind == "seeds":
+        return seeds.block(root, readme, runs)
     rel = readme.relative_to(root)
     if len(rel.parts) == 2 and (root / rel.parts[0] / "stack.toml").exists():
         return stack_block(readme, newest, rel.parts[0])
@@ -112,7 +114,7 @@ def render(root: pathlib.Path, readme: pathlib.Path, text: str, runs: list[publi
 
 def with_blocks(root: pathlib.Path) -> list[pathlib.Path]:
     """The Markdown files under root holding a generated block."""
-    return [p for p in markdown_files(root) if BEGIN in p.read_text() or INDEX_BEGIN in p.read_text()]
+    return [p for p in markdown_files(root) if any(m in p.read_text() for m in (BEGIN, INDEX_BEGIN, seeds.BEGIN))]
 
 
 def regenerate(root: pathlib.Path) -> list[pathlib.Path]:

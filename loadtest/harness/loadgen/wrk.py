@@ -5,9 +5,17 @@ per request for the data endpoints, a count of requests sent per wall-clock seco
 per-second throughput; counted in request(), which is cheap, instead of response(), which makes
 wrk parse every response in Lua), and a one-line JSON summary from done() so that nothing
 depends on wrk's human-readable text. The raw output is kept beside results.json anyway.
+
+A `Shape` changes what each connection sends (the load profiles): `Connection: close` on every
+n-th request (wrk opens a new connection after each such answer), `pipeline` requests written at
+once (wrk counts them from the first request() and keeps that many in flight), or every n-th
+request replaced by one of `noise` (raw bytes: the contract's refusal cases). Any of them also
+defines response(), which counts answers by status and the ones saying `Connection: close`: that
+costs wrk a Lua call per answer, the same for every stack.
 """
 import json
 import math
+from dataclasses import dataclass, field
 
 from harness.contract.cases import DATA_ENDPOINTS
 
@@ -20,9 +28,15 @@ LUA = r"""
 local path = "%(path)s"
 local random_ids = %(random)s
 local with_histogram = %(histogram)s
+local counting = %(counting)s
 local threads = {}
 local next_seed = %(seed)d
+local close_every = %(close_every)d
+local depth = %(pipeline)d
+local noise_every = %(noise_every)d
+local noise = {%(noise)s}
 counts = {}
+sent_valid, sent_noise, answers, closes, n = 0, 0, {}, 0, 0
 
 function setup(thread)
   next_seed = next_seed + 1
@@ -36,15 +50,30 @@ function init(args)
   if not random_ids then fixed = wrk.format("GET", path) end
 end
 
-function request()
-  local t = os.time()
-  counts[t] = (counts[t] or 0) + 1
-  if random_ids then
-    return wrk.format("GET", path .. math.random(1, %(ids)d))
-  end
+local function one(close)
+  local target = random_ids and path .. math.random(1, %(ids)d) or path
+  if close then return wrk.format("GET", target, {["Connection"] = "close"}) end
+  if random_ids then return wrk.format("GET", target) end
   return fixed
 end
 
+function request()
+  local t = os.time()
+  counts[t] = (counts[t] or 0) + depth
+  n = n + 1
+  if noise_every > 0 and n %% noise_every == 0 then
+    sent_noise = sent_noise + 1
+    return noise[(n / noise_every) %% #noise + 1]
+  end
+  sent_valid = sent_valid + depth
+  if depth > 1 then
+    local batch = {}
+    for i = 1, depth do batch[i] = one(false) end
+    return table.concat(batch)
+  end
+  return one(close_every > 0 and n %% close_every == 0)
+end
+%(response)s
 function done(summary, latency, requests)
   local per = {}
   for _, thread in ipairs(threads) do
@@ -56,16 +85,30 @@ function done(summary, latency, requests)
   for _, q in ipairs({50, 90, 99, 99.9}) do
     table.insert(p, string.format('"%%s":%%d', tostring(q), latency:percentile(q)))
   end
+  local shape = ""
+  if counting then
+    local valid, bad, closed, by_status = 0, 0, 0, {}
+    for _, thread in ipairs(threads) do
+      valid = valid + thread:get("sent_valid")
+      bad = bad + thread:get("sent_noise")
+      closed = closed + thread:get("closes")
+      for status, k in pairs(thread:get("answers")) do by_status[status] = (by_status[status] or 0) + k end
+    end
+    local a = {}
+    for status, k in pairs(by_status) do table.insert(a, string.format('"%%d":%%d', status, k)) end
+    shape = string.format(',"shape":{"sent_valid":%%d,"sent_noise":%%d,"closes":%%d,"answers":{%%s}}',
+                          valid, bad, closed, table.concat(a, ","))
+  end
   local e = summary.errors
   io.write(string.format(
     '%(marker)s{"duration_us":%%d,"requests":%%d,"bytes":%%d,' ..
     '"errors":{"connect":%%d,"read":%%d,"write":%%d,"status":%%d,"timeout":%%d},' ..
     '"latency_us":{"min":%%d,"mean":%%.1f,"stdev":%%.1f,"max":%%d,"percentiles":{%%s}},' ..
-    '"sent_per_second":{%%s}}\n',
+    '"sent_per_second":{%%s}%%s}\n',
     summary.duration, summary.requests, summary.bytes,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency.min, latency.mean, latency.stdev, latency.max, table.concat(p, ","),
-    table.concat(seconds, ",")))
+    table.concat(seconds, ","), shape))
   if with_histogram then
     -- Every distinct latency (µs) with its count: runs on several hosts merge exactly.
     local h = {}
@@ -83,12 +126,48 @@ def endpoint_path(endpoint: str) -> str:
     return f"/{endpoint}?id=" if endpoint in DATA_ENDPOINTS else f"/{endpoint}"
 
 
-def lua_script(endpoint: str, seed: int = 1, histogram: bool = False) -> str:
+RESPONSE = r"""
+function response(status, headers, body)
+  answers[status] = (answers[status] or 0) + 1
+  local c = headers["Connection"] or headers["connection"]
+  if c and string.lower(c) == "close" then closes = closes + 1 end
+end
+"""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What each connection sends besides one keep-alive request at a time (see the module's doc)."""
+    close_every: int = 0
+    pipeline: int = 1
+    noise_every: int = 0
+    noise: tuple = field(default=())
+    counted: bool = False  # count answers even for plain keep-alive (a profile's run)
+
+    @property
+    def counting(self) -> bool:
+        return self.counted or self.close_every > 0 or self.pipeline > 1 or self.noise_every > 0
+
+
+KEEP_ALIVE = Shape()
+
+
+def _lua_string(raw: bytes) -> str:
+    return '"' + "".join(f"\\{b:03d}" if b < 32 or b > 126 or b in (34, 92) else chr(b) for b in raw) + '"'
+
+
+def lua_script(endpoint: str, seed: int = 1, histogram: bool = False, shape: Shape = KEEP_ALIVE) -> str:
     """`histogram`: also print every latency with its count (a multi-host run merges them)."""
+    if shape.noise_every and not shape.noise or shape.pipeline > 1 and (shape.noise_every or shape.close_every):
+        raise ValueError(f"a shape is one of: close_every, pipeline, noise (got {shape})")
     random = endpoint in DATA_ENDPOINTS
     return LUA % {"path": endpoint_path(endpoint), "random": "true" if random else "false",
                   "histogram": "true" if histogram else "false", "seed": seed, "ids": IDS, "marker": MARKER,
-                  "histogram_marker": HISTOGRAM_MARKER}
+                  "histogram_marker": HISTOGRAM_MARKER, "close_every": shape.close_every,
+                  "pipeline": shape.pipeline, "noise_every": shape.noise_every,
+                  "noise": ", ".join(_lua_string(r) for r in shape.noise),
+                  "counting": "true" if shape.counting else "false",
+                  "response": RESPONSE if shape.counting else ""}
 
 
 def threads_for(connections: int, loadgen_cpus: int) -> int:
@@ -138,4 +217,8 @@ def parse(stdout: str) -> dict:
                        "max": lat["max"] / 1000, "mean": round(lat["mean"] / 1000, 3)},
         "per_second_rps": steady,
         "per_second_source": "requests sent per wall-clock second (wrk Lua request()); partial first/last seconds dropped",
+        # closed loop: a connection sends again only when answered, so a second with no send at all is a stall
+        "seconds_without_sends": max(0, math.floor(seconds) - len(per_second)),
+        **({"shape": {**raw["shape"], "answers": {int(k): v for k, v in raw["shape"]["answers"].items()}}}
+           if "shape" in raw else {}),
     }

@@ -63,6 +63,24 @@ def throughput_chart(doc) -> str:
                           lambda ep: ep["headline"]["throughput_rps"]["median"], marks)
 
 
+def profile_chart(doc, name: str) -> str:
+    """One group per run of the profile, one bar per stack: its own figure (connections, valid answers) or req/s."""
+    stacks = report_md.benchmarked(doc)
+    values, groups, unit = {}, [], "requests / s"
+    for x in stacks:
+        for rec in ((x.get("profiles") or {}).get(name) or {}).get("runs", []):
+            label = rec["profile_run"]
+            groups += [label] if label not in groups else []
+            figure = next((k for k in ("connections_per_s", "valid_rps") if k in rec), "throughput_rps")
+            unit = {"connections_per_s": "connections / s", "valid_rps": "valid answers / s"}.get(figure, unit)
+            values[(label, x["name"])] = rec.get(figure)
+    if not values:
+        return ""
+    width = max(660, min(1300, 110 + len(groups) * (40 + 34 * len(stacks))))
+    return svg.bar_chart(f"Profile {name}: {unit} per stack", groups, [x["name"] for x in stacks], values, unit,
+                         colours(doc), None, width=width)
+
+
 def sweep_charts(doc) -> str:
     """Throughput against connections per endpoint, knee circled, ceiling dashed."""
     stacks, col, out = report_md.benchmarked(doc), colours(doc), []
@@ -278,6 +296,10 @@ def render(doc) -> str:
         if sweep:
             parts.append("<p class='note'>Throughput (req/s) by connections; ◆ marks the knee.</p>"
                          + html_table(["stack"] + [str(c) for c in doc["settings"]["concurrency"]], sweep))
+    for name in report_md.profile_names(doc):
+        parts.append(f"<h2>Profile: {esc(name)}</h2><p class='note'>{esc(report_md.profile_about(doc, name))}; "
+                     "⚑ flags as in Flags below.</p>" + profile_chart(doc, name)
+                     + html_table(report_md.PROFILE_HEADER, report_md.profile_rows(doc, name)))
     parts.append("<h2>Per stack</h2>")
     for x in report_md.benchmarked(doc):
         parts.append(f"<h3>{esc(report_md.stack_name(x))}</h3>"

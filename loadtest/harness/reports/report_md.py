@@ -8,6 +8,10 @@ FLAG_MEANING = {
     "behind-rate": "open loop: fewer than 90% of the requests offered at the fixed rate were answered within the run: the latencies describe an overloaded server (or client)",
     "disturbed": "other work on the machine (foreign CPU) exceeded its threshold during the run: the number is not trustworthy",
     "client-dropped": "multi-host: a client host gave no result for the run (named after the @); the figures are the other hosts', merged",
+    "kept-alive": "churn profile: fewer connections ended than requests said `Connection: close`: the stack kept them open",
+    "refusal-served": "noisy profile: fewer refusals (non-200 answers or closes) than refusal cases sent: some were served as valid",
+    "valid-lost": "a profile's valid requests neither answered 200 nor in flight when the run ended",
+    "stalled": "a profile's requests waited past the load generator's timeout, or wrk sent nothing for two whole seconds because nothing was answered (with pipelining: only part of a batch answered)",
 }
 
 
@@ -99,7 +103,7 @@ def deviation_lines(doc) -> list[str]:
 
 
 def benchmarked(doc) -> list[dict]:
-    return [s for s in doc["stacks"] if s.get("endpoints")]
+    return [s for s in doc["stacks"] if s.get("endpoints") or s.get("profiles")]
 
 
 def endpoints(doc) -> list[str]:
@@ -406,6 +410,9 @@ def _render(doc) -> str:
         if sweep:
             out += ["Throughput (req/s) by connections; ◆ marks the knee (fewest connections reaching 90% of the peak):", "",
                     table(["stack"] + [str(c) for c in s["concurrency"]], sweep), ""]
+    for name in profile_names(doc):
+        out += [f"## Profile: {name}", "", f"{profile_about(doc, name)}; ⚑ flags as in Flags below.", "",
+                table(PROFILE_HEADER, profile_rows(doc, name)), ""]
     out += ["## Per stack", "",
             "Each stack's own row from every endpoint table above, for quoting in its README.", ""]
     for x in benchmarked(doc):
@@ -426,10 +433,54 @@ def _render(doc) -> str:
     return "\n".join(out)
 
 
+def profile_names(doc) -> list[str]:
+    return list(dict.fromkeys(n for x in benchmarked(doc) for n in x.get("profiles") or {}))
+
+
+def profile_about(doc, name: str) -> str:
+    about = next(x["profiles"][name]["about"] for x in benchmarked(doc) if name in (x.get("profiles") or {}))
+    return about[:1].upper() + about[1:]
+
+
+def profile_figure(rec: dict, clean: float | None) -> str:
+    """The profile's own figure: connections for churn, valid answers for noisy (against the clean sweep)."""
+    if "connections_per_s" in rec:
+        cpu = rec.get("cpu_us_per_connection")
+        return f"{fmt_rps(rec['connections_per_s'])} conn/s" + (f", {cpu} µs CPU/conn" if cpu else "")
+    if "valid_rps" in rec:
+        vs = f" ({rec['valid_rps'] / clean:.0%} of the clean run)" if clean and rec.get("valid_rps") else ""
+        return f"{fmt_rps(rec['valid_rps'])} valid/s{vs}"
+    return "–"
+
+
+def profile_rows(doc, name: str) -> list[list[str]]:
+    rows = []
+    for x in benchmarked(doc):
+        for rec in ((x.get("profiles") or {}).get(name) or {}).get("runs", []):
+            ep = (x.get("endpoints") or {}).get(rec["endpoint"])
+            clean = ep["headline"]["throughput_rps"]["median"] if ep else None
+            errors = rec.get("errors") or {}
+            rows.append([stack_name(x), rec["profile_run"], fmt_rps(rec.get("throughput_rps")),
+                         profile_figure(rec, clean), fmt_ms((rec.get("latency_ms") or {}).get("p99")),
+                         str(rec.get("cpu_us_per_request") or "–"),
+                         f"{errors.get('connect', 0)}/{errors.get('read', 0)}/{errors.get('timeout', 0)}",
+                         str(rec.get("valid_lost", "–")), " ".join(rec.get("flags") or []) or "–"])
+    return rows
+
+
+PROFILE_HEADER = ["stack", "run", "req/s", "figure", "p99 ms", "CPU µs/req", "errors conn/read/timeout",
+                  "valid lost", "flags"]
+
+
 def summary_table(doc) -> str:
     eps = endpoints(doc)
     rows = []
     for x in doc["stacks"]:
+        if not x.get("endpoints") and x.get("profiles"):
+            runs = [r for p in x["profiles"].values() for r in p["runs"]]
+            flagged = sum(1 for r in runs if r.get("flags"))
+            rows.append(f"  {stack_name(x):14} profiles only: {len(runs)} runs ({flagged} flagged), see the report")
+            continue
         if not x.get("endpoints"):
             rows.append(f"  {x['name']:14} {x.get('status', '?')}: {x.get('reason', '')}")
             continue

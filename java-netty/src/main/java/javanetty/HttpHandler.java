@@ -175,11 +175,6 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             refuse(result.cause());
             return;
         }
-        // Workaround: Netty accepts any HTTP/d.d version; this is HTTP/1.x only (README, Workarounds)
-        if (req.protocolVersion().majorVersion() != 1) {
-            answer(Responses.BAD_REQUEST, false, true, Responses.CLOSE);
-            return;
-        }
         bodyBytes = 0;
         boolean keepAlive = HttpUtil.isKeepAlive(req);
         if (HttpUtil.getContentLength(req, 0L) > MAX_BODY) keepAlive = false; // answered, then closed unread
@@ -212,12 +207,13 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The decoder refused the request: 414, 431, 408 or 400, with Connection: close, then close. */
+    /** The decoder refused the request: 414, 431, 408, 400, 501 or 505, with Connection: close, then close. */
     private void refuse(Throwable cause) {
         if (dead || !ctx.channel().isActive()) return; // cut off mid-request: nobody to answer
         int which = cause instanceof TooLongHttpLineException ? Responses.URI_TOO_LONG
                 : cause instanceof TooLongHttpHeaderException ? Responses.HEADER_FIELDS_TOO_LARGE
                 : cause == RequestDecoder.HEAD_TIMEOUT ? Responses.REQUEST_TIMEOUT
+                : cause instanceof RequestValidity.Invalid invalid ? invalid.answer
                 : Responses.BAD_REQUEST;
         answer(which, false, true, Responses.CLOSE);
     }
@@ -267,8 +263,25 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** SLEEP_MISTAKE (-Dsleep.mistake): unset or empty, Netty's timer; block-event-loop, Thread.sleep; else refused. */
+    static boolean blocksEventLoop(String sleepMistake) {
+        if (sleepMistake == null || sleepMistake.isEmpty()) return false;
+        if (sleepMistake.equals("block-event-loop")) return true;
+        throw new IllegalArgumentException("SLEEP_MISTAKE=" + sleepMistake
+                + ": unknown; leave it empty (Netty's timer) or set block-event-loop (benchmarks only)");
+    }
+
     /** /sleep: a task scheduled on this event loop 10 ms from now; nothing waits meanwhile. */
     private void sleep(boolean head, boolean close, int connection) {
+        if (app.sleepBlocksEventLoop) { // the seed's mistake (the loop blocked 10 ms), kept only to measure it
+            try {
+                Thread.sleep(SLEEP_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            answer(Responses.SLEPT, head, close, connection);
+            return;
+        }
         Slot s = enqueue(head, close, connection);
         s.timer = ctx.executor().schedule(() -> {
             s.done = true;

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * java-netty: the contract on plain Netty 4.2. Knobs that are not configuration (addresses come
  * only from the environment) are JVM system properties that stack.toml's run command sets from
  * environment variables (README, Tuning): -Dtransport=auto|io_uring|epoll|nio,
- * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16), and Netty's own
+ * -DeventLoops=N (default: one per core), -Dmysql.pool=N (default: 16), -Dsleep.mistake=block-event-loop
+ * (benchmarks only: /sleep blocks its loop, the mistake measured in README's Tuning), and Netty's own
  * -Dio.netty.allocator.type, which ByteBufAllocator.DEFAULT follows.
  */
 public final class Main {
@@ -37,6 +38,7 @@ public final class Main {
 
     private static void run() throws Exception {
         Config config = Config.fromEnv();
+        boolean sleepBlocks = HttpHandler.blocksEventLoop(System.getProperty("sleep.mistake")); // refused first
         Transport transport = Transport.choose(System.getProperty("transport", "auto"));
         int cores = Runtime.getRuntime().availableProcessors();
         int loops = Integer.getInteger("eventLoops", cores);
@@ -58,7 +60,7 @@ public final class Main {
         // stop the start; its endpoint answers 503 until it is back (then 200 within 2 s).
         redis.warm();
         mysql.warm();
-        App app = new App(redis, mysql, memcache, config.backendTimeoutMs());
+        App app = new App(redis, mysql, memcache, config.backendTimeoutMs(), sleepBlocks);
 
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
@@ -74,9 +76,10 @@ public final class Main {
                 });
         Channel server = bootstrap.bind(config.host(), config.port()).sync().channel();
         System.out.printf("java-netty listening on %s:%d: transport %s, %d event loop(s), mysql pool %d, %s,"
-                        + " head timeout %d ms, idle timeout %d ms, JDK %s%n",
+                        + " head timeout %d ms, idle timeout %d ms, /sleep %s, JDK %s%n",
                 config.host(), config.port(), transport.name(), loops, mysqlPool,
-                alloc.getClass().getSimpleName(), config.headTimeoutMs(), config.idleTimeoutMs(), Runtime.version());
+                alloc.getClass().getSimpleName(), config.headTimeoutMs(), config.idleTimeoutMs(),
+                sleepBlocks ? "BLOCKS the event loop (SLEEP_MISTAKE)" : "on Netty's timer", Runtime.version());
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close().awaitUninterruptibly(1, TimeUnit.SECONDS);

@@ -41,8 +41,10 @@ import java.util.concurrent.TimeUnit;
  *     would ask for one more read when nothing was decoded ({@code ByteToMessageDecoder.java:369}), and
  *     an io_uring receive already submitted completes anyway (netty/netty#14860).</li>
  * </ul>
- * Every refusal reaches {@link HttpHandler} as a message with a failed {@link DecoderResult}, the
- * way Netty reports its own decode failures.
+ * The contract's request validity, which Netty leaves to the application (Host, the target, the
+ * method's length and CONNECT, the version's spelling), is {@link RequestValidity}'s. Every refusal reaches
+ * {@link HttpHandler} as a message with a failed {@link DecoderResult}, the way Netty reports its own
+ * decode failures.
  */
 final class RequestDecoder extends HttpRequestDecoder {
     /** The contract: a longer request line (without its CRLF) is a 414. */
@@ -78,8 +80,8 @@ final class RequestDecoder extends HttpRequestDecoder {
     private boolean failed;
     /** No request is decoded until the answers owed drain (autoRead is off meanwhile). */
     private boolean paused;
-    /** Bytes of the current head consumed so far, and its Content-Length fields. */
-    private int headBytes, contentLengthFields;
+    /** Bytes of the current head consumed so far, its Content-Length fields and its Host fields. */
+    private int headBytes, contentLengthFields, hostFields;
     /** The current request is timed since startNanos; one timer per connection, re-armed lazily. */
     private boolean timed;
     private long startNanos;
@@ -120,6 +122,7 @@ final class RequestDecoder extends HttpRequestDecoder {
                 inHead = true;
                 headBytes = before - first;
                 contentLengthFields = 0;
+                hostFields = 0;
             }
         }
         int emitted = out.size();
@@ -141,6 +144,10 @@ final class RequestDecoder extends HttpRequestDecoder {
                         // Workaround: a second Content-Length in HTTP/1.0 is a 400 (README, Workarounds)
                         // HTTP/1.1 never gets here (Netty rejects it); HTTP/1.0 would be framed by the first one.
                         req.setDecoderResult(DecoderResult.failure(DUPLICATE_CONTENT_LENGTH));
+                    } else {
+                        // Workaround: Host, target, method and version rules Netty leaves to us (README, Workarounds)
+                        RequestValidity.Invalid invalid = RequestValidity.check(req, hostFields);
+                        if (invalid != null) req.setDecoderResult(DecoderResult.failure(invalid));
                     }
                 }
             }
@@ -168,8 +175,18 @@ final class RequestDecoder extends HttpRequestDecoder {
         AsciiString name = super.splitHeaderName(sb, start, length);
         if (length == 14 && HttpHeaderNames.CONTENT_LENGTH.contentEqualsIgnoreCase(name)) {
             contentLengthFields++;
+        } else if (length == 4 && HttpHeaderNames.HOST.contentEqualsIgnoreCase(name)) {
+            hostFields++;
         }
         return name;
+    }
+
+    @Override
+    protected String splitThirdWordInitialLine(byte[] sb, int start, int length) {
+        String version = super.splitThirdWordInitialLine(sb, start, length);
+        // Workaround: Netty upper-cases the version before its strict check (README, Workarounds)
+        RequestValidity.version(version);
+        return version;
     }
 
     @Override

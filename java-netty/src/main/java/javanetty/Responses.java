@@ -39,14 +39,15 @@ final class Responses {
             DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
 
     static final int OK = 0, BAD_REQUEST = 1, NOT_FOUND = 2, METHOD_NOT_ALLOWED = 3, INTERNAL_ERROR = 4,
-            UNAVAILABLE = 5, SLEPT = 6, REQUEST_TIMEOUT = 7, URI_TOO_LONG = 8, HEADER_FIELDS_TOO_LARGE = 9;
-    private static final int[] STATUS = {200, 400, 404, 405, 500, 503, 200, 408, 414, 431};
+            UNAVAILABLE = 5, SLEPT = 6, REQUEST_TIMEOUT = 7, URI_TOO_LONG = 8, HEADER_FIELDS_TOO_LARGE = 9,
+            NOT_IMPLEMENTED = 10, VERSION_NOT_SUPPORTED = 11;
+    private static final int[] STATUS = {200, 400, 404, 405, 500, 503, 200, 408, 414, 431, 501, 505};
     private static final String[] REASON = {"OK", "Bad Request", "Not Found", "Method Not Allowed",
             "Internal Server Error", "Service Unavailable", "OK", "Request Timeout", "URI Too Long",
-            "Request Header Fields Too Large"};
+            "Request Header Fields Too Large", "Not Implemented", "HTTP Version Not Supported"};
     private static final String[] BODY = {"Hello, World!", "Bad Request", "Not Found", "Method Not Allowed",
             "Internal Server Error", "Service Unavailable", "Slept 10 ms", "Request Timeout", "URI Too Long",
-            "Request Header Fields Too Large"};
+            "Request Header Fields Too Large", "Not Implemented", "HTTP Version Not Supported"};
 
     /** The Connection header an answer carries: none, close, or keep-alive (an HTTP/1.0 client that asked). */
     static final int KEEP = 0, CLOSE = 1, KEEP_ALIVE = 2;

@@ -243,11 +243,6 @@ class RequestDecoderTest {
     }
 
     @Test
-    void aVersionOtherThanHttp1Is400() {
-        refused("GET /hello HTTP/2.0\r\nHost: x\r\n\r\n", "400");
-    }
-
-    @Test
     void theRequestAfterARefusalIsNotAnswered() {
         refused("GET /hello HTTP/1.1\r\nHost : x\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n", "400");
     }

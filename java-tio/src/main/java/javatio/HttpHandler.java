@@ -82,7 +82,7 @@ final class HttpHandler implements ServerAioHandler {
 
     @Override
     public ByteBuffer encode(Packet packet, TioConfig tioConfig, ChannelContext ctx) {
-        return ((Reply) packet).encode();
+        return ((Reply) packet).encode(TioInternals::writeBuffer);
     }
 
     // ------------------------------------------------------------------ handler

@@ -31,6 +31,7 @@ final class HttpParser {
     private static final byte[] CONTENT_LENGTH = "content-length".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] TRANSFER_ENCODING = "transfer-encoding".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CONNECTION = "connection".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] HOST = "host".getBytes(StandardCharsets.US_ASCII);
 
     private static Request refuse(ByteBuffer b, int limit, int status) {
         b.position(limit);
@@ -61,19 +62,30 @@ final class HttpParser {
         while (sp2 < eol && (b.get(sp2) & 0xff) > 0x20 && b.get(sp2) != 0x7f) {
             sp2++;
         }
+        // HTTP-version is "HTTP/" DIGIT "." DIGIT (RFC 9112 2.3): anything else 400, another major 505
         if (sp1 == p || sp1 >= eol || b.get(sp1) != ' ' || sp2 == sp1 + 1 || sp2 >= eol || b.get(sp2) != ' '
-                || eol - sp2 - 1 != 8 || !startsWith(b, sp2 + 1, "HTTP/1.")) {
+                || eol - sp2 - 1 != 8 || !startsWith(b, sp2 + 1, "HTTP/") || !digit(b.get(sp2 + 6))
+                || b.get(sp2 + 7) != '.' || !digit(b.get(eol - 1))) {
             return refuse(b, limit, 400);
         }
-        byte minor = b.get(eol - 1);
-        if (minor < '0' || minor > '9') {
+        if (b.get(sp2 + 6) != '1') {
+            return refuse(b, limit, 505); // RFC 9110 15.6.6
+        }
+        boolean http10 = b.get(eol - 1) == '0';
+        int status = RequestValidity.method(b, p, sp1);
+        if (status != 0) {
+            return refuse(b, limit, status);
+        }
+        // where the path starts: after the authority of an absolute-form target
+        int path = RequestValidity.target(b, sp1 + 1, sp2, sp1 - p == 7 && startsWith(b, p, "OPTIONS"));
+        if (path < 0) {
             return refuse(b, limit, 400);
         }
-        boolean http10 = minor == '0';
 
         // header fields
         long contentLength = -1;
         boolean chunked = false, close = false, keepAlive = false;
+        int hosts = 0;
         int line = lf + 1;
         int end;
         while (true) {
@@ -117,12 +129,19 @@ final class HttpParser {
                 contentLength = n;
             } else if (nameIs(b, line, colon, TRANSFER_ENCODING)) {
                 chunked = true; // any transfer coding: the body is not read, the connection closes
+            } else if (nameIs(b, line, colon, HOST)) {
+                if (++hosts > 1 || !RequestValidity.host(b, vs, ve)) {
+                    return refuse(b, limit, 400); // RFC 9112 3.2: one Host, uri-host [":" port]
+                }
             } else if (nameIs(b, line, colon, CONNECTION)) {
                 String v = ascii(b, vs, ve);
                 close |= hasToken(v, "close");
                 keepAlive |= hasToken(v, "keep-alive");
             }
             line = nl + 1;
+        }
+        if (hosts == 0 && !http10) {
+            return refuse(b, limit, 400); // RFC 9112 3.2: HTTP/1.1 requires Host
         }
         if (chunked && contentLength >= 0) {
             return refuse(b, limit, 400); // RFC 9112 6.3: Transfer-Encoding with Content-Length
@@ -141,7 +160,10 @@ final class HttpParser {
 
         int method = sp1 - p == 3 && startsWith(b, p, "GET") ? Request.GET
                 : sp1 - p == 4 && startsWith(b, p, "HEAD") ? Request.HEAD : Request.OTHER;
-        String target = ascii(b, sp1 + 1, sp2);
+        String target = ascii(b, path, sp2);
+        if (path != sp1 + 1 && (target.isEmpty() || target.charAt(0) == '?')) {
+            target = "/" + target; // absolute-form with an empty path (RFC 9112 3.2.2)
+        }
         int q = target.indexOf('?');
         boolean persistent = !unreadBody && (http10 ? keepAlive && !close : !close);
         return new Request(method, q < 0 ? target : target.substring(0, q), q < 0 ? "" : target.substring(q + 1),
@@ -157,7 +179,11 @@ final class HttpParser {
         return -1;
     }
 
-    private static boolean startsWith(ByteBuffer b, int at, String s) {
+    private static boolean digit(byte c) {
+        return c >= '0' && c <= '9';
+    }
+
+    static boolean startsWith(ByteBuffer b, int at, String s) {
         for (int i = 0; i < s.length(); i++) {
             if (b.get(at + i) != s.charAt(i)) {
                 return false;
@@ -214,7 +240,7 @@ final class HttpParser {
         }
     }
 
-    private static String ascii(ByteBuffer b, int from, int to) {
+    static String ascii(ByteBuffer b, int from, int to) {
         byte[] bytes = new byte[to - from];
         b.get(from, bytes);
         return new String(bytes, StandardCharsets.ISO_8859_1);

@@ -2,6 +2,7 @@ package javatio;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntFunction;
 
 import com.litongjava.aio.Packet;
 
@@ -27,7 +28,7 @@ final class Reply extends Packet {
 
     static final class Kinds {
         final Kind text, json, badRequest, notFound, notAllowed, error, unavailable;
-        final Kind requestTimeout, uriTooLong, headerTooLarge;
+        final Kind requestTimeout, uriTooLong, headerTooLarge, notImplemented, versionNotSupported;
 
         Kinds(String server) {
             String text = "text/plain; charset=utf-8";
@@ -41,6 +42,8 @@ final class Reply extends Packet {
             this.requestTimeout = new Kind(server, "HTTP/1.1 408 Request Timeout", text, "");
             this.uriTooLong = new Kind(server, "HTTP/1.1 414 URI Too Long", text, "");
             this.headerTooLarge = new Kind(server, "HTTP/1.1 431 Request Header Fields Too Large", text, "");
+            this.notImplemented = new Kind(server, "HTTP/1.1 501 Not Implemented", text, "");
+            this.versionNotSupported = new Kind(server, "HTTP/1.1 505 HTTP Version Not Supported", text, "");
         }
 
         /** The answer to a request refused while decoding (Request.refusal): always "Connection: close". */
@@ -49,6 +52,8 @@ final class Reply extends Packet {
                 case 408 -> new Reply(requestTimeout, REQUEST_TIMEOUT, true, CONN_CLOSE);
                 case 414 -> new Reply(uriTooLong, URI_TOO_LONG, true, CONN_CLOSE);
                 case 431 -> new Reply(headerTooLarge, HEADER_TOO_LARGE, true, CONN_CLOSE);
+                case 501 -> new Reply(notImplemented, NOT_IMPLEMENTED, true, CONN_CLOSE);
+                case 505 -> new Reply(versionNotSupported, VERSION_NOT_SUPPORTED, true, CONN_CLOSE);
                 default -> new Reply(badRequest, BAD_REQUEST, true, CONN_CLOSE);
             };
         }
@@ -64,6 +69,8 @@ final class Reply extends Packet {
     static final byte[] REQUEST_TIMEOUT = ascii("Request Timeout");
     static final byte[] URI_TOO_LONG = ascii("URI Too Long");
     static final byte[] HEADER_TOO_LARGE = ascii("Request Header Fields Too Large");
+    static final byte[] NOT_IMPLEMENTED = ascii("Not Implemented");
+    static final byte[] VERSION_NOT_SUPPORTED = ascii("HTTP Version Not Supported");
 
     private static final byte[] DATE = ascii("\r\nDate: ");
     private static final byte[] CRLF = ascii("\r\n");
@@ -87,12 +94,17 @@ final class Reply extends Packet {
     }
 
     ByteBuffer encode() {
+        return encode(ByteBuffer::allocate);
+    }
+
+    /** The response's bytes in a buffer of at least their size from {@code allocate}, flipped for reading. */
+    ByteBuffer encode(IntFunction<ByteBuffer> allocate) {
         byte[] length = Integer.toString(body.length).getBytes(StandardCharsets.US_ASCII);
         byte[] date = HttpDate.now();
         byte[] conn = connection == CONN_CLOSE ? CLOSE : connection == CONN_KEEP_ALIVE ? KEEP_ALIVE : null;
         int size = kind.head.length + length.length + DATE.length + date.length + 2 + (conn == null ? 0 : conn.length)
                 + 2 + (withBody ? body.length : 0);
-        ByteBuffer b = ByteBuffer.allocate(size);
+        ByteBuffer b = allocate.apply(size);
         b.put(kind.head).put(length).put(DATE).put(date).put(CRLF);
         if (conn != null) {
             b.put(conn);

@@ -12,7 +12,7 @@ final class Request extends Packet {
     final String query;       // raw, "" when absent
     final boolean keepAlive;  // false: close after the response
     final boolean http10;     // HTTP/1.0 kept alive answers "Connection: keep-alive"
-    /** 0, or the status of a refusal (400, 408, 414, 431): answered, then the connection is closed. */
+    /** 0, or the status of a refusal (400, 408, 414, 431, 501, 505): answered, then the connection is closed. */
     final int refusal;
     final long received = System.nanoTime();
 

@@ -1,10 +1,13 @@
 package javatio;
 
+import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
 
 import com.litongjava.aio.Packet;
 import com.litongjava.tio.core.ChannelContext;
 import com.litongjava.tio.core.Tio;
+import com.litongjava.tio.core.TioConfig;
+import com.litongjava.tio.core.pool.BufferPoolUtils;
 import com.litongjava.tio.core.task.HandlePacketTask;
 
 /**
@@ -19,6 +22,11 @@ final class TioInternals {
         // Workaround: t-io re-reads at once, with no backpressure; its socket field is wrapped (README, Workarounds)
         ctx.asynchronousSocketChannel = gate;
         return gate;
+    }
+
+    static ByteBuffer writeBuffer(int size) {
+        // Workaround: t-io keeps every written buffer for reuse by its own pool; one from elsewhere is never freed (README, Workarounds)
+        return BufferPoolUtils.allocate(TioConfig.WRITE_CHUNK_SIZE, size);
     }
 
     static void handle(ChannelContext ctx, Packet packet) {

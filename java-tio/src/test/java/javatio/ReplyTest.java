@@ -3,6 +3,7 @@ package javatio;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -63,8 +64,27 @@ class ReplyTest {
     }
 
     @Test
+    void encodesIntoAPooledBuffer() {
+        Reply r = new Reply(K.text, Reply.HELLO, true, Reply.CONN_NONE);
+        ByteBuffer pooled = r.encode(TioInternals::writeBuffer);
+        assertTrue(pooled.capacity() >= pooled.remaining());
+        byte[] bytes = new byte[pooled.remaining()];
+        pooled.get(bytes);
+        assertEquals(fixed(encode(r)), fixed(new String(bytes, StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void aWrittenBufferIsReusedByThePool() {
+        // what t-io does with a buffer once written (WriteCompletionHandler): it is queued, and freed only by
+        // being handed out again; writeBuffer must take from that queue or the queue grows without bound
+        ByteBuffer first = TioInternals.writeBuffer(200);
+        com.litongjava.tio.core.pool.BufferPoolUtils.clean(first);
+        assertSame(first, TioInternals.writeBuffer(300));
+    }
+
+    @Test
     void refusalsClose() {
-        int[][] cases = {{400, 400}, {408, 408}, {414, 414}, {431, 431}};
+        int[][] cases = {{400, 400}, {408, 408}, {414, 414}, {431, 431}, {501, 501}, {505, 505}};
         for (int[] c : cases) {
             Reply r = K.refusal(c[0]);
             assertTrue(r.closeAfter());

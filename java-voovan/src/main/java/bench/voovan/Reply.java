@@ -55,6 +55,8 @@ public final class Reply {
     public static final Reply REQUEST_TIMEOUT = text(408, "Request Timeout", "Request Timeout");
     public static final Reply URI_TOO_LONG = text(414, "URI Too Long", "URI Too Long");
     public static final Reply HEADERS_TOO_LARGE = text(431, "Request Header Fields Too Large", "Request Header Fields Too Large");
+    public static final Reply NOT_IMPLEMENTED = text(501, "Not Implemented", "Not Implemented");
+    public static final Reply VERSION_NOT_SUPPORTED = text(505, "HTTP Version Not Supported", "HTTP Version Not Supported");
 
     /** Jackson's defaults, stated: no pretty printer, non-ASCII and '/' written as they are. */
     private static final JsonFactory JSON_FACTORY = JsonFactory.builder()

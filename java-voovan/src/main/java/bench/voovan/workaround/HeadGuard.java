@@ -23,7 +23,8 @@ import java.nio.ByteBuffer;
  *   in a name; reads a body only for a non-GET request with a Content-Type, and otherwise parses the
  *   body as the next request.
  *
- * Refusals (400, 414, 431) are written through the connection's answer order, then the connection ends.
+ * The request line and Host are checked by RequestValidity (400, 501, 505). Refusals (those and 400,
+ * 414, 431 here) are written through the connection's answer order, then the connection ends.
  * A request with a body (Content-Length above 0, or Transfer-Encoding) is served without its body and
  * ends the connection: its framing fields are removed from the head Voovan sees, "Connection: close" is
  * added, and everything after the head is dropped. A head that needs no change is passed as it is.
@@ -85,7 +86,13 @@ final class HeadGuard implements IoFilter {
         if (verdict != PASS) {
             in.clear();
             c.headStart = 0;
-            c.refuse(verdict == 414 ? Reply.URI_TOO_LONG : verdict == 431 ? Reply.HEADERS_TOO_LARGE : Reply.BAD_REQUEST);
+            c.refuse(switch (verdict) {
+                case 414 -> Reply.URI_TOO_LONG;
+                case 431 -> Reply.HEADERS_TOO_LARGE;
+                case 501 -> Reply.NOT_IMPLEMENTED;
+                case 505 -> Reply.VERSION_NOT_SUPPORTED;
+                default -> Reply.BAD_REQUEST;
+            });
             return null;
         }
         c.headStart = 0;
@@ -120,41 +127,35 @@ final class HeadGuard implements IoFilter {
         int start = -1;       // first byte of the request line (after empty lines)
         int lineEnd;          // index of the request line's CR
         int end;              // one past the head's empty line
+        int path = -1;        // absolute-form: where its origin-form begins in the request line (to pathEnd)
+        int pathEnd;
         boolean http11, get;
         boolean rewrite;      // a field Voovan would misparse ("Name:value", an empty value), a Content-Type on a non-GET, AUTH-TOKEN
         boolean body;         // Content-Length above 0, or Transfer-Encoding
         boolean closes;       // the connection ends after this request
     }
 
-    /** INCOMPLETE, PASS, or the refusal status (400, 414, 431) for the head at the front of {@code b}. */
+    /** INCOMPLETE, PASS, or the refusal status (400, 414, 431, 501, 505) for the head at the front of {@code b}. */
     static int inspect(ByteBuffer b, int n, Head h) {
         int p = 0;
         while (p < n && (b.get(p) == CR || b.get(p) == LF)) p++;
         if (p == n) return INCOMPLETE;
         h.start = p;
-        // request line: METHOD SP target SP HTTP/1.x CRLF
+        // request line: METHOD SP target SP HTTP-version CRLF, within MAX_LINE
         int lf = indexOfLf(b, p, Math.min(n, p + MAX_LINE + 2));
         if (lf < 0) return n - p > MAX_LINE + 1 ? 414 : INCOMPLETE;
         if (lf - p - 1 > MAX_LINE) return 414;
         if (lf == p || b.get(lf - 1) != CR) return 400;
         int cr = lf - 1;
         h.lineEnd = cr;
-        int i = p;
-        while (i < cr && TCHAR[b.get(i) & 0xff]) i++;
-        if (i == p || i >= cr || b.get(i) != SP) return 400;
-        h.get = i - p == 3 && b.get(p) == 'G' && b.get(p + 1) == 'E' && b.get(p + 2) == 'T';
-        int t = ++i;
-        while (i < cr && (b.get(i) & 0xff) > 0x20 && b.get(i) != 0x7f) i++;
-        if (i == t || i >= cr || b.get(i) != SP) return 400;
-        i++;
-        if (cr - i != 8 || b.get(i) != 'H' || b.get(i + 1) != 'T' || b.get(i + 2) != 'T' || b.get(i + 3) != 'P'
-                || b.get(i + 4) != '/' || b.get(i + 5) != '1' || b.get(i + 6) != '.') return 400;
-        byte minor = b.get(i + 7);
-        if (minor != '0' && minor != '1') return 400;
-        h.http11 = minor == '1';
+        // Workaround: Voovan validates no request line (README, Workarounds)
+        int refusal = RequestValidity.requestLine(b, p, cr, h);
+        if (refusal != 0) return refusal;
+        if (h.path >= 0) h.rewrite = true; // absolute-form: Voovan sees its origin-form
         // field lines
         long contentLength = -1;
         boolean te = false, contentType = false, close = false, keepAlive = false;
+        int hosts = 0, hostFrom = 0, hostTo = 0;
         int pos = lf + 1;
         while (true) {
             int limit = Math.min(n, p + MAX_HEAD);
@@ -190,12 +191,18 @@ final class HeadGuard implements IoFilter {
             } else if (len == 10 && nameIs(b, pos, "connection")) {
                 close |= hasToken(b, nameEnd + 1, cr, "close");
                 keepAlive |= hasToken(b, nameEnd + 1, cr, "keep-alive");
+            } else if (len == 4 && nameIs(b, pos, "host")) {
+                hosts++;
+                hostFrom = nameEnd + 1;
+                hostTo = cr;
             } else if (len == 10 && nameIs(b, pos, "auth-token")) {
                 h.rewrite = true; // Workaround: ADMIN/MONITOR with AUTH-TOKEN skip every HttpFilter (README, Workarounds)
             }
             pos = lf + 1;
         }
         if (te && contentLength >= 0) return 400; // RFC 9112 §6.3: a request smuggling shape
+        // Workaround: Voovan keeps the last of several Host fields and checks none (README, Workarounds)
+        if (RequestValidity.host(hosts, h.http11, b, hostFrom, hostTo) != 0) return 400;
         h.body = te || contentLength > 0;
         // Workaround: Voovan keeps an HTTP/1.1 connection open after "Connection: close" (README, Workarounds)
         h.closes = h.body || (h.http11 ? close : !keepAlive);
@@ -212,7 +219,15 @@ final class HeadGuard implements IoFilter {
         byte[] raw = new byte[h.end];
         in.get(raw, 0, h.end);
         ByteArrayOutputStream out = new ByteArrayOutputStream(h.end + 32);
-        out.write(raw, h.start, h.lineEnd - h.start + 2);
+        if (h.path < 0) {
+            out.write(raw, h.start, h.lineEnd - h.start + 2);
+        } else { // absolute-form as its origin-form: "http://a/b?c" as "/b?c", "http://a" as "/"
+            int target = h.start;
+            while (raw[target] != SP) target++;
+            out.write(raw, h.start, target + 1 - h.start);
+            if (h.path == h.pathEnd || raw[h.path] != '/') out.write('/');
+            out.write(raw, h.path, h.lineEnd + 2 - h.path);
+        }
         for (int from = h.lineEnd + 2, cr; from < h.end - 2; from = cr + 2) {
             cr = from;
             while (raw[cr] != CR) cr++;

@@ -3,10 +3,12 @@ package dev.reference.tomcat.internals;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.coyote.ErrorState;
 import org.apache.coyote.Processor;
 import org.apache.coyote.http11.AbstractHttp11Protocol;
 import org.apache.coyote.http11.Http11NioProtocol;
 import org.apache.coyote.http11.Http11Processor;
+import org.apache.tomcat.util.buf.MessageBytes;
 import org.apache.tomcat.util.net.AbstractEndpoint.Handler.SocketState;
 import org.apache.tomcat.util.net.SocketWrapperBase;
 
@@ -31,6 +33,11 @@ import org.apache.tomcat.util.net.SocketWrapperBase;
  * client that stops reading its answers for that long is dropped. The contract asks the server to
  * stop reading from such a client (TCP flow control stops it), and allows a kept-alive connection
  * {@code keepAliveTimeout} of silence: a stalled write gets the same.
+ *
+ * <p><b>Request validity.</b> The contract's rules Tomcat's parser lets through ({@link RequestValidity}:
+ * an empty Host, an over-long method, a malformed version) are checked where Tomcat checks the Host,
+ * {@code parseHost}, the one overridable step between the parsed head and the adapter; a refusal is
+ * Tomcat's own kind ({@code ErrorState.CLOSE_CLEAN}: the Host's error report valve answers, then close).
  */
 public class ContractTimeoutsProtocol extends Http11NioProtocol {
 
@@ -67,6 +74,18 @@ public class ContractTimeoutsProtocol extends Http11NioProtocol {
                 socketWrapper.setReadTimeout(left);
             }
             return state;
+        }
+
+        @Override
+        protected void parseHost(MessageBytes host) {
+            // Called once per request by Http11Processor.prepareRequest, after Tomcat's own checks of the head.
+            // Workaround: the request-validity rules Tomcat lets through (README, Workarounds)
+            int status = RequestValidity.refusal(request.method(), request.protocol(), host, response.getStatus());
+            if (status != 0) {
+                response.setStatus(status);
+                setErrorState(ErrorState.CLOSE_CLEAN, null);
+            }
+            super.parseHost(host);
         }
     }
 }
