@@ -9,6 +9,8 @@ import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.Executor;
 
 import com.zaxxer.hikari.HikariDataSource;
+import org.mariadb.jdbc.Configuration;
+import org.mariadb.jdbc.HostAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
@@ -45,23 +47,29 @@ class MysqlGreetings {
     private static final String SQL = "SELECT id, message FROM greeting WHERE id = ?";
     /** setNetworkTimeout's executor; Connector/J does not use it (the timeout is the socket's SO_TIMEOUT). */
     private static final Executor DIRECT = Runnable::run;
+    private static final SQLException NOT_STARTED = new SQLTransientConnectionException("MariaDB not reachable yet");
 
     private final HikariDataSource dataSource;
     private final FairAdmission admission;
     private final long timeoutMillis;
+    private final PoolStartGate gate;
 
-    MysqlGreetings(HikariDataSource dataSource, BackendProperties backend) {
+    MysqlGreetings(HikariDataSource dataSource, BackendProperties backend) throws SQLException {
         this.dataSource = dataSource;
         this.timeoutMillis = backend.timeout().toMillis();
         this.admission = new FairAdmission(dataSource.getMaximumPoolSize());
-        start();
+        HostAddress server = Configuration.parse(dataSource.getJdbcUrl()).addresses().getFirst();
+        // Workaround: the pool starts only once MariaDB accepts a connection (README, Workarounds)
+        this.gate = new PoolStartGate(server.host, server.port, 100, this::start);
+        gate.open();
     }
 
     /**
      * Boot's HikariDataSource starts its pool on the first borrow; borrowing once here starts it now,
      * and the pool then opens its minimumIdle connections in the background, before any request.
-     * A MariaDB that is down is no reason not to start (initializationFailTimeout=-1): requests answer
-     * 503 until it is back.
+     * A MariaDB that is down is no reason not to start: {@link PoolStartGate} runs this once it is
+     * back, and requests answer 503 until then (and, should this borrow fail, until the pool's own
+     * retries succeed: initializationFailTimeout=-1).
      */
     private void start() {
         try (Connection ignored = dataSource.getConnection()) {
@@ -73,6 +81,9 @@ class MysqlGreetings {
 
     /** The stored message bytes (utf8mb4 on the wire, as stored), or null when there is no such row. */
     byte[] message(int id) {
+        if (!gate.started()) { // MariaDB has not been reachable since the start: no pool yet
+            throw ContractError.unavailable(NOT_STARTED);
+        }
         Deadline deadline = Deadline.in(timeoutMillis);
         return admission.inTurn(deadline, () -> query(id, deadline));
     }
