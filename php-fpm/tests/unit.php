@@ -4,18 +4,7 @@
 declare(strict_types=1);
 require __DIR__ . '/../app/lib.php';
 
-$failed = 0;
-$passed = 0;
-function check(bool $ok, string $what): void
-{
-    global $failed, $passed;
-    if ($ok) {
-        $passed++;
-        return;
-    }
-    $failed++;
-    fwrite(STDERR, "FAIL: $what\n");
-}
+require __DIR__ . '/check.php';
 
 // parse_id: every id form of the contract's cases (shared-schema/cases.json) on a data path.
 $cases = json_decode(file_get_contents(__DIR__ . '/../../shared-schema/cases.json'), true, 512, JSON_THROW_ON_ERROR)['cases'];

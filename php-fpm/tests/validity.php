@@ -5,18 +5,7 @@
 // PCRE on bytes as nginx compiles them (no flags). Exits 1 on any failure.
 declare(strict_types=1);
 
-$failed = 0;
-$passed = 0;
-function check(bool $ok, string $what): void
-{
-    global $failed, $passed;
-    if ($ok) {
-        $passed++;
-        return;
-    }
-    $failed++;
-    fwrite(STDERR, "FAIL: $what\n");
-}
+require __DIR__ . '/check.php';
 
 /** Bytes as printable text (octal escapes) for a failure message. */
 function show(string $s): string

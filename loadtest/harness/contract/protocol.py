@@ -232,6 +232,13 @@ def refused(status: int, outcome: Outcome) -> list[str]:
     return problems
 
 
+def refused_or_served(target: Target, outcome: Outcome) -> list[str]:
+    """Refused with 400 and closed, or served as GET /hello: where the contract allows either."""
+    if outcome.responses and outcome.responses[0].status == 400:
+        return refused(400, outcome)
+    return served(target, "hello", outcome)
+
+
 def observed(outcome: Outcome) -> str:
     """What a case got, in the words a manifest's [[deviation]] declares it with (deviations.OBSERVED):
     `NNN` (the only answer, then the connection closed), `NNN open` (the only answer, the connection
@@ -363,9 +370,7 @@ def _framing_cases(target: Target | None, limits: Limits) -> list:
 
     def invalid_name(o: Outcome) -> list[str]:
         # 400 and close, or served as if the field were absent (CONTRACT.md)
-        if o.responses and o.responses[0].status == REFUSED["framing"]:
-            return refused(REFUSED["framing"], o)
-        return served(target, "hello", o)
+        return refused_or_served(target, o)
 
     chunked_then_smuggle = b"0\r\n\r\n" + SMUGGLED
     return [
@@ -462,15 +467,11 @@ def _validity_cases(target: Target | None, limits: Limits) -> list:
     def unfolded_or_refused(o: Outcome) -> list[str]:
         # RFC 9112 §5.2: refused (400 and close), or the continuation unfolded into X-Probe's value;
         # never read as a field of its own (which would be Connection: close, ending the connection)
-        if o.responses and o.responses[0].status == REFUSED["invalid"]:
-            return refused(REFUSED["invalid"], o)
-        return served(target, "hello", o)
+        return refused_or_served(target, o)
 
     def non_tchar_name(o: Outcome) -> list[str]:
         # as '{' in a name (CONTRACT.md, Framing): 400 and close, or served as if the field were absent
-        if o.responses and o.responses[0].status == REFUSED["invalid"]:
-            return refused(REFUSED["invalid"], o)
-        return served(target, "hello", o)
+        return refused_or_served(target, o)
 
     return [
         ("HTTP/1.1 without Host", hello(host=None), None, bad),
