@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The stack's MariaDB path without Tomcat and Spring: CLIENTS virtual threads, each taking its turn
- * on a fair semaphore with as many permits as the pool has connections (FairAdmission), borrowing
+ * on a fair semaphore with as many permits as the pool has connections (the stack's FairAdmission, removed on 2026-11-28), borrowing
  * from a HikariCP pool with the JDBC URL and pool settings of application.properties (MariaDB
  * Connector/J), setting the network timeout and running the prepared SELECT for a random id
  * 1..10000, in a loop. What it prints, queries per second and CPU µs per query of this whole JVM,

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The stack's Redis path without Tomcat and Spring: CLIENTS virtual threads, each taking its turn
- * on a fair semaphore with as many permits as the pool has connections (FairAdmission), borrowing
+ * on a fair semaphore with as many permits as the pool has connections (the stack's FairAdmission, removed on 2026-11-28), borrowing
  * from a JedisPool configured as RedisGreetings configured it before Spring Data Redis, setting the socket timeout and
  * sending GET greeting:<random 1..10000>, in a loop. What it prints, GETs per second and CPU µs per
  * GET of this whole JVM, is what the client, its pool and the turn cost (README, Limits).

@@ -59,7 +59,7 @@ SEEDS = (
     Seed("000", "PHP beat a single Tomcat JVM; pool locks were the bottleneck; without a pool, a fifth of the "
                 "throughput",
          ("make bench-all", "make ab STACK=java-tomcat ENDPOINT=mysql A='' B=SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE=64",
-          "make ab STACK=java-tomcat ENDPOINT=mysql A='' B=MYSQL_POOL=none"),
+          "make ab STACK=java-tomcat ENDPOINT=mysql A='' B=BACKEND_MYSQL_MISTAKE=connection-per-request"),
          (Pair("php-fpm", "java-tomcat", ("redis", "mysql", "memcache")),
           Ab("java-tomcat/tuning/hikari-pool.json", "a pool of 64 against 16"),
           Ab("java-tomcat/tuning/seed-no-pool.json", "a new connection per request against the pool")),

@@ -3,6 +3,7 @@ package dev.reference.tomcat;
 import java.time.Duration;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
  * The {@code backend.*} settings of application.properties, bound once at start (constructor binding:
@@ -12,9 +13,17 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * @param timeout  BACKEND_TIMEOUT_MS: one budget for a whole backend call, pool wait included
  * @param memcache xmemcached's client
+ * @param mysql    what /mysql does besides Boot's DataSource
  */
 @ConfigurationProperties("backend")
-record BackendProperties(Duration timeout, Memcache memcache) {
+record BackendProperties(Duration timeout, Memcache memcache, @DefaultValue Mysql mysql) {
+
+    /** @param mistake BACKEND_MYSQL_MISTAKE: seed 000's mistake, shown on purpose (benchmarks only, README) */
+    record Mysql(@DefaultValue("none") Mistake mistake) {
+    }
+
+    /** connection-per-request: a new MariaDB connection for every /mysql, no pool; any other value fails the start. */
+    enum Mistake { NONE, CONNECTION_PER_REQUEST }
 
     /**
      * @param host         memcached's host

@@ -1,6 +1,7 @@
 package dev.reference.tomcat;
 
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -22,12 +23,7 @@ import dev.reference.tomcat.internals.HikariBorrow;
  * HikariCP DataSource that Spring Boot builds from {@code spring.datasource.*} and
  * {@code spring.datasource.hikari.*} (application.properties) and MariaDB Connector/J.
  *
- * <p>Requests take their turn for a connection in arrival order ({@link FairAdmission}, as many
- * turns as the pool has connections), then borrow one. The turn waits at most the request's
- * budget. With the pool full the turn guarantees a free connection: a request gives its permit
- * back only after its connection is back in the pool, so at most size - 1 connections are out
- * when a turn begins. The borrow waits only while Hikari is replacing a connection (one that
- * failed, or one retired at its maxLifetime), and then at most what is left of the budget: see
+ * <p>A request borrows a connection in HikariCP's own order, waiting at most its budget: see
  * {@link #borrow}. The JDBC network timeout of the borrowed connection is then set to what is left of the budget
  * (Hikari puts the default back when the connection is returned). The driver closes a connection
  * whose read timed out and Hikari evicts connections that failed with a connection-class SQLState
@@ -50,14 +46,17 @@ class MysqlGreetings {
     private static final SQLException NOT_STARTED = new SQLTransientConnectionException("MariaDB not reachable yet");
 
     private final HikariDataSource dataSource;
-    private final FairAdmission admission;
     private final long timeoutMillis;
+    private final boolean connectionPerRequest;
     private final PoolStartGate gate;
 
     MysqlGreetings(HikariDataSource dataSource, BackendProperties backend) throws SQLException {
         this.dataSource = dataSource;
         this.timeoutMillis = backend.timeout().toMillis();
-        this.admission = new FairAdmission(dataSource.getMaximumPoolSize());
+        this.connectionPerRequest = backend.mysql().mistake() == BackendProperties.Mistake.CONNECTION_PER_REQUEST;
+        if (connectionPerRequest) {
+            log.warn("BACKEND_MYSQL_MISTAKE=connection-per-request: /mysql opens a connection per request, no pool (benchmarks only)");
+        }
         HostAddress server = Configuration.parse(dataSource.getJdbcUrl()).addresses().getFirst();
         // Workaround: the pool starts only once MariaDB accepts a connection (README, Workarounds)
         this.gate = new PoolStartGate(server.host, server.port, 100, this::start);
@@ -85,10 +84,6 @@ class MysqlGreetings {
             throw ContractError.unavailable(NOT_STARTED);
         }
         Deadline deadline = Deadline.in(timeoutMillis);
-        return admission.inTurn(deadline, () -> query(id, deadline));
-    }
-
-    private byte[] query(int id, Deadline deadline) {
         Connection connection;
         try {
             connection = borrow(deadline);
@@ -113,12 +108,16 @@ class MysqlGreetings {
 
     /**
      * A connection within what is left of the budget ({@link HikariBorrow}: Hikari's DataSource waits
-     * its connectionTimeout whatever the turn had used). The borrow can still overrun by one
+     * its connectionTimeout whatever the request had used). The borrow can still overrun by one
      * validation of an idle connection, at most {@code validation-timeout} (250 ms), when one starts
-     * just before the deadline.
+     * just before the deadline. With the seed's mistake on, a new connection instead (the URL's
+     * connectTimeout bounds it), closed after the query.
      */
     private Connection borrow(Deadline deadline) throws SQLException {
         int left = deadline.remainingMillis(); // a spent budget is a 503 here, before any borrow
+        if (connectionPerRequest) {
+            return DriverManager.getConnection(dataSource.getJdbcUrl(), dataSource.getUsername(), dataSource.getPassword());
+        }
         return HikariBorrow.within(dataSource, left);
     }
 

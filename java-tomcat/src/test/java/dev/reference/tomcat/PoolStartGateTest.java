@@ -56,7 +56,7 @@ class PoolStartGateTest {
     void mysqlIsA503WithoutStartingThePoolWhileMariaDbIsDown() throws Exception {
         try (HikariDataSource dataSource = new HikariDataSource()) {
             dataSource.setJdbcUrl("jdbc:mariadb://" + HOST + ":" + freePort() + "/greetings");
-            MysqlGreetings mysql = new MysqlGreetings(dataSource, new BackendProperties(Duration.ofSeconds(1), null));
+            MysqlGreetings mysql = new MysqlGreetings(dataSource, new BackendProperties(Duration.ofSeconds(1), null, new BackendProperties.Mysql(BackendProperties.Mistake.NONE)));
             ContractError error = assertThrows(ContractError.class, () -> mysql.message(1));
             assertEquals(503, error.status);
             assertNull(dataSource.getHikariPoolMXBean()); // Hikari's pool was never started
