@@ -4,6 +4,7 @@ import json
 import pathlib
 import shutil
 
+from harness.bench import profiles
 from harness.docs import figures, published, seeds
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -38,3 +39,18 @@ def test_the_top_readme_has_a_row_per_seed_and_its_block_is_current():
     assert [line.split("|")[1].strip() for line in body.splitlines() if line.startswith("| 00")] == \
         ["000", "001", "002", "003", "004"]
     assert body.strip("\n") == figures.expected(ROOT, ROOT / "README.md", "seeds", published.runs(ROOT))
+
+
+def test_the_churn_answer_gives_each_stacks_connections_per_second_in_client_order(tmp_path):
+    doc = json.loads((FIX / "results-three-stacks.json").read_text())
+    stack = [s for s in doc["stacks"] if s.get("endpoints")][0]
+    runs = profiles.PROFILES["churn"].runs
+    recs = [{"profile_run": r.label, "connections_per_s": 1000.0 * (i + 1), "errors": {"read": i}, "flags": []}
+            for i, r in enumerate(runs)]
+    recs[1]["flags"] = ["kept-alive"]
+    stack["profiles"] = {"churn": {"about": "", "runs": list(reversed(recs))}}  # order comes from the profile
+    got = seeds.churn_answer(tmp_path / "README.md", published.Run(tmp_path / "published" / "r", doc),
+                             seeds.Churn((stack["name"],)))
+    once = [r for r in runs if r.shape.close_every == 1]
+    assert f"at {' / '.join(str(r.connections) for r in once)} clients" in got
+    assert f"{stack['name']} 1,000 / 2,000 / 3,000, errors 3 ⚑ kept-alive" in got  # the close-every-10 run left out

@@ -11,6 +11,7 @@ import os
 import pathlib
 from dataclasses import dataclass
 
+from harness.bench import profiles
 from harness.docs import published
 from harness.reports import report_md
 
@@ -124,16 +125,27 @@ def pair_answer(readme: pathlib.Path, run: published.Run | None, ev: Pair) -> st
 
 
 def churn_answer(readme: pathlib.Path, run: published.Run | None, ev: Churn) -> str:
-    rows = []
+    """Connections per second with a new connection for every request, per stack at each client count
+    of the churn profile, with the errors and flags of those runs."""
+    runs = [r for r in profiles.PROFILES["churn"].runs if r.shape.close_every == 1]
+    parts = []
     for s in (run.doc["stacks"] if run else []):
-        if s["name"] in ev.stacks:
-            for rec in ((s.get("profiles") or {}).get("churn") or {}).get("runs", []):
-                rows.append(f"{s['name']} {rec['profile_run']}: {report_md.fmt_rps(rec.get('connections_per_s'))} "
-                            f"conn/s, errors {sum((rec.get('errors') or {}).values())}"
-                            + (f" ⚑ {' '.join(rec['flags'])}" if rec.get("flags") else ""))
-    if not rows:
+        if s["name"] not in ev.stacks:
+            continue
+        by_label = {rec["profile_run"]: rec for rec in ((s.get("profiles") or {}).get("churn") or {}).get("runs", [])}
+        recs = [by_label.get(r.label) for r in runs]
+        if not any(recs):
+            continue
+        errors = sum(sum((rec.get("errors") or {}).values()) for rec in recs if rec)
+        flags = sorted({f for rec in recs if rec for f in rec.get("flags", [])})
+        parts.append(f"{s['name']} " + " / ".join(report_md.fmt_rps(rec.get("connections_per_s")) if rec else "–"
+                                                  for rec in recs)
+                     + f", errors {errors:,}" + (f" ⚑ {' '.join(flags)}" if flags else ""))
+    if not parts:
         return "the churn profile: not in a published run yet"
-    return "; ".join(rows) + " " + _link(readme, run.path / "report.html", "[run]")
+    clients = " / ".join(str(r.connections) for r in runs)
+    return (f"conn/s, a new connection per request, at {clients} clients: " + "; ".join(parts) + " "
+            + _link(readme, run.path / "report.html", "[run]"))
 
 
 def answer(root: pathlib.Path, readme: pathlib.Path, run: published.Run | None, ev) -> str:
