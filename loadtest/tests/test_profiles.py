@@ -13,6 +13,7 @@ from harness.bench import profiles, run, settings
 from harness.bench.box import Box
 from harness.contract import protocol
 from harness.loadgen import wrk
+from harness.reports import report_md
 
 FIX = pathlib.Path(__file__).with_name("fixtures")
 PROFILE_FLAGS = {"kept-alive", "refusal-served", "valid-lost", "stalled", "no-answers"}
@@ -99,3 +100,19 @@ def test_the_reports_give_each_profile_its_table_and_chart(tmp_path):
     md, html = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
     assert "## Profile: churn" in md and "4,000 conn/s, 50.0 µs CPU/conn" in md
     assert "<h2>Profile: churn</h2>" in html and "Profile churn: connections / s per stack" in html
+
+
+def test_a_pipelined_run_has_no_latency_and_a_lost_p99_is_not_printed_as_zero():
+    pipelined = profiles.judge(profiles.Run("hello", 64, wrk.Shape(pipeline=16)),
+                               record(16_000, answers={200: 16_000}))
+    assert pipelined["latency_ms"] is None and pipelined["flags"] == []
+    assert "latency_ms" not in profiles.judge(profiles.Run("hello", 8, wrk.Shape(close_every=1)),
+                                              record(1000, closes=1000, answers={200: 1000}))
+    doc = json.loads((FIX / "results-sample.json").read_text())
+    x = next(s for s in doc["stacks"] if s.get("endpoints"))
+    base = {"kind": "closed", "endpoint": "hello", "throughput_rps": 1.0, "flags": [], "errors": {}}
+    x["profiles"] = {"pipeline": {"about": "", "runs": [
+        {**base, "profile_run": "lost", "latency_ms": {"p99": 0.0, "max": 45.4}},  # as wrk printed it
+        {**base, "profile_run": "kept", "latency_ms": {"p99": 3.5, "max": 45.4}}]}}
+    rows = {r[1]: r[4] for r in report_md.profile_rows(doc, "pipeline")}
+    assert rows == {"lost": "–", "kept": "3.50"}

@@ -100,6 +100,10 @@ def judge(run: Run, record: dict) -> dict:
     in_flight = (run.connections + record.get("threads", 1)) * run.shape.pipeline
     cpu_s = (record.get("stats") or {}).get("server_cpu_s")
     out = {"profile_run": run.label, "answers": answers}
+    if run.shape.pipeline > 1:
+        # wrk times a batch, not a request, and its latency correction then takes its percentiles
+        # below its own minimum, where it reads them as 0: no latency for pipelined runs
+        out["latency_ms"] = None
     flags = []
     if not ok_answers:
         flags.append("no-answers")

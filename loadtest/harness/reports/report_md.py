@@ -460,8 +460,11 @@ def profile_rows(doc, name: str) -> list[list[str]]:
             ep = (x.get("endpoints") or {}).get(rec["endpoint"])
             clean = ep["headline"]["throughput_rps"]["median"] if ep else None
             errors = rec.get("errors") or {}
+            lat = rec.get("latency_ms") or {}
+            # wrk's p99 of 0 with a non-zero maximum is its own loss (pipelined runs before they recorded none)
+            p99 = lat.get("p99") if lat.get("p99") or not lat.get("max") else None
             rows.append([stack_name(x), rec["profile_run"], fmt_rps(rec.get("throughput_rps")),
-                         profile_figure(rec, clean), fmt_ms((rec.get("latency_ms") or {}).get("p99")),
+                         profile_figure(rec, clean), fmt_ms(p99),
                          str(rec.get("cpu_us_per_request") or "–"),
                          f"{errors.get('connect', 0)}/{errors.get('read', 0)}/{errors.get('timeout', 0)}",
                          str(rec.get("valid_lost", "–")), " ".join(rec.get("flags") or []) or "–"])
