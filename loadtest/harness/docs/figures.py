@@ -57,7 +57,7 @@ def stack_block(readme: pathlib.Path, run: published.Run | None, stack: str) -> 
                 + f"_Not benchmarked in this run: {entry.get('status', '?')}: {entry.get('reason') or ''}_".rstrip())
     header, rows = stack_table(doc, entry)
     known = report_md.deviations_of(entry)
-    marked = f" {report_md.DEVIATION_MARK} Verified with {len(known)} known deviations." if known else ""
+    marked = f" {report_md.DEVIATION_MARK} Verified with {len(known)} known deviation{'s' if len(known) != 1 else ''}." if known else ""
     return "\n".join([caption(readme, run) + marked, "", report_md.table(header, rows)])
 
 
